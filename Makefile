@@ -1,0 +1,25 @@
+# Two entry points (see README): `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+demo: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/fairjudge demo
+
+test: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/bench_fit.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

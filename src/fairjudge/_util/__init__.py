@@ -1,0 +1,1 @@
+"""Internal helpers shared by several packages (not public API)."""

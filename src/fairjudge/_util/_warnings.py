@@ -1,0 +1,23 @@
+"""Typed warnings and errors, handled the same way everywhere."""
+
+from __future__ import annotations
+
+
+class FairjudgeWarning(UserWarning):
+    """Base class for warnings about degenerate-but-legal input."""
+
+
+class ComparisonGraphWarning(FairjudgeWarning):
+    """The comparison graph does not connect every item.
+
+    Scores of items in different connected components are then fixed relative to each other
+    only by the prior, not by any verdict.
+    """
+
+
+class ConvergenceWarning(FairjudgeWarning):
+    """An iterative fit stopped before meeting its tolerance."""
+
+
+class FairjudgeInputError(ValueError):
+    """Bad user input: the message names the file, line or argument and what was expected."""

@@ -1,0 +1,39 @@
+"""Data model, loaders, the synthetic judge and controlled item pools.
+
+Tables users hand in (verdicts, items) are validated here; the models receive
+:class:`Comparisons`, the array form of a verdict table.
+"""
+
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._encode import Comparisons, encode_verdicts
+from fairjudge.data._io import load_items, load_verdicts, read_table, write_table
+from fairjudge.data._pools import QUESTION_TEMPLATE, controlled_pool, pool_question, pool_topics
+from fairjudge.data._schema import (TIE_SCORE, WINNER_VALUES, Outcome, check_verdict_items,
+                                    validate_items, validate_verdicts)
+from fairjudge.data._simulator import (SimulatedJudge, balanced_binary_covariate,
+                                       matrix_to_verdicts, simulate_items, verdicts_to_matrix)
+
+__all__ = [
+    "QUESTION_TEMPLATE",
+    "TIE_SCORE",
+    "WINNER_VALUES",
+    "Comparisons",
+    "FairjudgeInputError",
+    "Outcome",
+    "SimulatedJudge",
+    "balanced_binary_covariate",
+    "check_verdict_items",
+    "controlled_pool",
+    "encode_verdicts",
+    "load_items",
+    "load_verdicts",
+    "matrix_to_verdicts",
+    "pool_question",
+    "pool_topics",
+    "read_table",
+    "simulate_items",
+    "validate_items",
+    "validate_verdicts",
+    "verdicts_to_matrix",
+    "write_table",
+]

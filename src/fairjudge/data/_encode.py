@@ -1,0 +1,155 @@
+"""Encoded comparisons: the array form of a verdict table that the models consume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fairjudge.data._schema import TIE_SCORE, Outcome, check_verdict_items
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """Pairwise verdicts as integer-coded arrays.
+
+    Attributes
+    ----------
+    first, second : ndarray of int64, shape (M,)
+        Indices (into ``item_ids``) of the item shown first and second.
+    first_score : ndarray of float64, shape (M,)
+        Credit to the first-shown item: 1 (it won), 0 (it lost) or ``TIE_SCORE`` (a tie is
+        half a win for each side).
+    weight : ndarray of float64, shape (M,)
+        Positive weight of each verdict.
+    judge : ndarray of int64, shape (M,)
+        Index (into ``judges``) of the judge that gave each verdict.
+    item_ids : tuple of str, length N
+    judges : tuple of str, length J
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    first_score: np.ndarray
+    weight: np.ndarray
+    judge: np.ndarray
+    item_ids: tuple
+    judges: tuple
+
+    def __post_init__(self):
+        m = self.first.shape[0]
+        for name in ("second", "first_score", "weight", "judge"):
+            if getattr(self, name).shape != (m,):
+                raise ValueError(f"`{name}` must have shape ({m},); got {getattr(self, name).shape}")
+        n, j = len(self.item_ids), len(self.judges)
+        if m and (min(self.first.min(), self.second.min()) < 0
+                  or max(self.first.max(), self.second.max()) >= n):
+            raise ValueError(f"item indices must be between 0 and n_items-1={n - 1}")
+        if m and np.any(self.first == self.second):
+            bad = int(np.flatnonzero(self.first == self.second)[0])
+            raise ValueError(f"comparison {bad} compares item {self.first[bad]} with itself")
+        if m and (self.judge.min() < 0 or self.judge.max() >= j):
+            raise ValueError(f"judge indices must be between 0 and n_judges-1={j - 1}")
+        if m and not np.all(np.isin(self.first_score, (0.0, TIE_SCORE, 1.0))):
+            raise ValueError(f"`first_score` values must be 0, {TIE_SCORE} or 1")
+        if m and not np.all(np.isfinite(self.weight) & (self.weight > 0)):
+            raise ValueError("`weight` must be positive and finite")
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_judges(self) -> int:
+        return len(self.judges)
+
+    def __len__(self) -> int:
+        return int(self.first.shape[0])
+
+    @classmethod
+    def from_outcomes(
+        cls,
+        first: Sequence[int],
+        second: Sequence[int],
+        outcomes: Sequence,
+        *,
+        n_items: int | None = None,
+        item_ids: Sequence[str] | None = None,
+        weight: Sequence[float] | None = None,
+        judge: Sequence[int] | None = None,
+        judges: Sequence[str] | None = None,
+    ) -> "Comparisons":
+        """Build from item indices and :class:`Outcome` values (or ``"a"``/``"b"``/``"tie"``).
+
+        Outcomes that carry no verdict (``ABSTAIN``, ``INVALID``) are dropped.
+
+        Examples
+        --------
+        >>> c = Comparisons.from_outcomes([0, 1], [1, 2], ["a", Outcome.TIE], n_items=3)
+        >>> c.first_score.tolist(), c.item_ids
+        ([1.0, 0.5], ('0', '1', '2'))
+        """
+        first = np.asarray(first, dtype=np.int64)
+        second = np.asarray(second, dtype=np.int64)
+        scores = np.array([Outcome(o).first_score for o in outcomes], dtype=float)
+        keep = np.isfinite(scores)
+        if item_ids is None:
+            if n_items is None:
+                n_items = int(max(first.max(initial=-1), second.max(initial=-1)) + 1)
+            item_ids = tuple(str(i) for i in range(n_items))
+        weight = np.ones(first.shape[0]) if weight is None else np.asarray(weight, dtype=float)
+        judge = np.zeros(first.shape[0], np.int64) if judge is None else np.asarray(judge, np.int64)
+        if judges is None:
+            judges = tuple(f"judge{j}" for j in range(int(judge.max(initial=0)) + 1))
+            if len(judges) == 1:
+                judges = ("judge",)
+        return cls(first[keep], second[keep], scores[keep], weight[keep], judge[keep],
+                   tuple(item_ids), tuple(judges))
+
+    def subset(self, mask: np.ndarray) -> "Comparisons":
+        """The comparisons selected by a boolean mask or index array."""
+        return Comparisons(self.first[mask], self.second[mask], self.first_score[mask],
+                           self.weight[mask], self.judge[mask], self.item_ids, self.judges)
+
+
+_WINNER_SCORE = {Outcome.A.value: 1.0, Outcome.B.value: 0.0, Outcome.TIE.value: TIE_SCORE}
+
+
+def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -> Comparisons:
+    """Encode a validated verdict table as :class:`Comparisons`.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        Output of :func:`fairjudge.data.load_verdicts`.
+    items : pandas.DataFrame, optional
+        Output of :func:`fairjudge.data.load_items`; fixes the item order and must contain
+        every item the verdicts name. Without it, items are ordered by first appearance.
+
+    Raises
+    ------
+    FairjudgeInputError
+        If a verdict names an item that is not in ``items``.
+    """
+    if items is not None:
+        check_verdict_items(verdicts, items)
+        index = pd.Index(items.index)
+    else:
+        index = pd.Index(pd.unique(np.concatenate(
+            [verdicts["item_a"].to_numpy(dtype=object), verdicts["item_b"].to_numpy(dtype=object)]
+        )))
+    first = index.get_indexer(verdicts["item_a"]).astype(np.int64)
+    second = index.get_indexer(verdicts["item_b"]).astype(np.int64)
+    score = verdicts["winner"].map(_WINNER_SCORE).to_numpy(dtype=float)
+    judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
+    return Comparisons(
+        first=first,
+        second=second,
+        first_score=score,
+        weight=verdicts["weight"].to_numpy(dtype=float),
+        judge=judge_codes.astype(np.int64),
+        item_ids=tuple(index.astype(str)),
+        judges=tuple(str(j) for j in judges),
+    )

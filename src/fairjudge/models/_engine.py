@@ -1,0 +1,228 @@
+"""Penalised Bradley–Terry likelihood with bias covariates: the numerical engine.
+
+The likelihood of every model in :mod:`fairjudge.models` depends on the data only through
+the weighted counts per (judge, first-shown item, second-shown item) triple, so verdicts are
+aggregated once and all sums run over distinct ordered pairs.
+
+Parameter vector ``beta`` (length ``N + J * q``)::
+
+    [theta_0 .. theta_{N-1} | c_{0,1} .. c_{0,d}, kappa_0 | ... | c_{J-1,1} .. kappa_{J-1}]
+
+with ``q = d + 1`` when the position term is modelled (``q = d`` otherwise), covariates
+already standardised. This module is private; the public estimators wrap it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+from scipy.special import expit
+
+from fairjudge.data._encode import Comparisons
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """Verdicts aggregated per distinct (judge, first, second) triple.
+
+    ``n`` is the total weight of the triple and ``wins`` the weighted credit of the first-shown
+    item (ties counting half).
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    judge: np.ndarray
+    n: np.ndarray
+    wins: np.ndarray
+    n_items: int
+    n_judges: int
+
+
+def aggregate_pairs(comparisons: Comparisons) -> PairTable:
+    """Collapse verdicts to one row per distinct (judge, first, second) triple."""
+    n_items, n_judges = comparisons.n_items, comparisons.n_judges
+    key = (comparisons.judge * n_items + comparisons.first) * n_items + comparisons.second
+    credit = comparisons.weight * comparisons.first_score
+    n_keys = n_judges * n_items * n_items
+    if n_keys <= max(4 * key.size, 1 << 22):
+        # A dense histogram is cheaper than sorting when the key space is small.
+        total = np.bincount(key, weights=comparisons.weight, minlength=n_keys)
+        uniq = np.flatnonzero(total)
+        n = total[uniq]
+        wins = np.bincount(key, weights=credit, minlength=n_keys)[uniq]
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        n = np.bincount(inverse, weights=comparisons.weight)
+        wins = np.bincount(inverse, weights=credit)
+    judge, rest = np.divmod(uniq, n_items * n_items)
+    first, second = np.divmod(rest, n_items)
+    return PairTable(first, second, judge, n, wins, n_items, n_judges)
+
+
+class PenalisedBT:
+    """Negative log-posterior of Eq. (2), its gradient and Hessian, and a Newton solver.
+
+    Parameters
+    ----------
+    pairs : PairTable
+    covariates : ndarray, shape (N, d)
+        Standardised item covariates (``d`` may be 0).
+    position : bool
+        Whether each judge has a position term ``kappa_j``.
+    prior_precision : float
+        ``lambda`` of the prior ``theta ~ N(0, lambda^{-1} I)``.
+    bias_prior_precision : ndarray, shape (J * q,)
+        Prior precision ``1 / tau^2`` of every bias parameter.
+    """
+
+    def __init__(self, pairs: PairTable, covariates: np.ndarray, *, position: bool,
+                 prior_precision: float, bias_prior_precision: np.ndarray):
+        self.pairs = pairs
+        self.n_items = pairs.n_items
+        self.n_judges = pairs.n_judges
+        d = covariates.shape[1]
+        self.q = d + int(position)
+        self.n_bias = self.n_judges * self.q
+        self.n_params = self.n_items + self.n_bias
+        self.prior_precision = float(prior_precision)
+        self.bias_prior_precision = np.asarray(bias_prior_precision, dtype=float)
+        # Design of the bias part of each pair: covariate differences and the position 1.
+        dx = covariates[pairs.first] - covariates[pairs.second]
+        self.bias_design = np.hstack([dx, np.ones((dx.shape[0], 1))]) if position else dx
+        # Pairs come out of `aggregate_pairs` sorted by judge, so each judge owns one slice.
+        bounds = np.searchsorted(pairs.judge, np.arange(self.n_judges + 1))
+        self.judge_slices = [slice(int(bounds[j]), int(bounds[j + 1]))
+                             for j in range(self.n_judges)]
+        # Each unordered pair {lo, hi} fills two off-diagonal Hessian cells; precomputing the
+        # map lets the Hessian be written by assignment instead of an N x N histogram.
+        lo = np.minimum(pairs.first, pairs.second)
+        hi = np.maximum(pairs.first, pairs.second)
+        unordered, self._unordered_inverse = np.unique(lo * self.n_items + hi,
+                                                       return_inverse=True)
+        self._lo, self._hi = np.divmod(unordered, self.n_items)
+        # Work buffers reused across Newton iterations: fresh multi-megabyte arrays would
+        # cost page faults on every call.
+        n_pairs = pairs.n.shape[0]
+        self._eta = np.empty(n_pairs)
+        self._prob = np.empty(n_pairs)
+        self._resid = np.empty(n_pairs)
+        self._curv = np.empty(n_pairs)
+        self._zc = np.empty((n_pairs, self.q))
+        self._hess = np.empty((self.n_params, self.n_params))
+        self._diag_prior = np.concatenate(
+            [np.full(self.n_items, self.prior_precision), self.bias_prior_precision])
+
+    # -- likelihood pieces -------------------------------------------------------------
+    def linear_predictor(self, beta: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        p, n_items, q = self.pairs, self.n_items, self.q
+        eta = np.subtract(beta[p.first], beta[p.second], out=out)
+        if q:
+            for j, rows in enumerate(self.judge_slices):
+                start = n_items + j * q
+                eta[rows] += self.bias_design[rows] @ beta[start:start + q]
+        return eta
+
+    def value(self, beta: np.ndarray) -> float:
+        """Negative log-posterior (up to a constant)."""
+        eta = self.linear_predictor(beta, out=self._eta)
+        nll = float(np.dot(self.pairs.n, np.logaddexp(0.0, eta)) - np.dot(self.pairs.wins, eta))
+        theta, bias = beta[: self.n_items], beta[self.n_items:]
+        return nll + 0.5 * self.prior_precision * float(theta @ theta) + 0.5 * float(
+            np.dot(self.bias_prior_precision, bias * bias))
+
+    def gradient_hessian(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Analytic gradient (P,) and Hessian (P, P) of :meth:`value`.
+
+        The Hessian is a work buffer overwritten by the next call.
+        """
+        p, n_items, q = self.pairs, self.n_items, self.q
+        eta = self.linear_predictor(beta, out=self._eta)
+        prob = expit(eta, out=self._prob)
+        resid = np.multiply(p.n, prob, out=self._resid)
+        resid -= p.wins                                   # d nll / d eta
+        curv = np.subtract(1.0, prob, out=self._curv)
+        curv *= prob
+        curv *= p.n                                       # d^2 nll / d eta^2
+        grad = np.empty(self.n_params)
+        grad[:n_items] = (np.bincount(p.first, resid, n_items)
+                          - np.bincount(p.second, resid, n_items))
+        hess = self._hess
+        hess.fill(0.0)
+        # Quality block: a weighted graph Laplacian.
+        link = np.bincount(self._unordered_inverse, curv)
+        hess[self._lo, self._hi] = -link
+        hess[self._hi, self._lo] = -link
+        degree = np.bincount(self._lo, link, n_items) + np.bincount(self._hi, link, n_items)
+        hess[np.arange(n_items), np.arange(n_items)] = degree
+        if q:
+            zc = self._zc
+            np.multiply(self.bias_design, curv[:, None], out=zc)
+            for j, rows in enumerate(self.judge_slices):
+                start = n_items + j * q
+                z, first, second = self.bias_design[rows], p.first[rows], p.second[rows]
+                grad[start:start + q] = resid[rows] @ z
+                for m in range(q):
+                    # d^2 / (d theta d b_m): +curv z_m at the first item, -curv z_m at the second.
+                    hess[:n_items, start + m] = (np.bincount(first, zc[rows, m], n_items)
+                                                 - np.bincount(second, zc[rows, m], n_items))
+                hess[start:start + q, start:start + q] = z.T @ zc[rows]
+            hess[n_items:, :n_items] = hess[:n_items, n_items:].T
+        theta, bias = beta[:n_items], beta[n_items:]
+        grad[:n_items] += self.prior_precision * theta
+        grad[n_items:] += self.bias_prior_precision * bias
+        hess.flat[:: self.n_params + 1] += self._diag_prior
+        return grad, hess
+
+    # -- solver -------------------------------------------------------------------------
+    def newton(self, init: np.ndarray | None = None, *, tol: float = 1e-9,
+               max_iter: int = 100) -> "NewtonResult":
+        """Minimise by damped Newton steps (Armijo backtracking).
+
+        Stops when the largest parameter change of a full Newton step is below ``tol``;
+        convergence is quadratic near the optimum, so the final error is far below ``tol``.
+        """
+        beta = np.zeros(self.n_params) if init is None else np.array(init, dtype=float)
+        f = self.value(beta)
+        converged = False
+        n_iter = 0
+        for n_iter in range(1, max_iter + 1):
+            grad, hess = self.gradient_hessian(beta)
+            factor = linalg.cho_factor(hess, lower=True, check_finite=False)
+            step = linalg.cho_solve(factor, grad, check_finite=False)
+            if np.max(np.abs(step)) < tol:
+                # Within tolerance: take the full step (quadratic convergence makes the
+                # remaining error negligible) without a line search that rounding could fool.
+                beta = beta - step
+                converged = True
+                break
+            decrement = float(grad @ step)
+            t = 1.0
+            # Near the optimum (Newton decrement well below one nat) the full step is safe and
+            # an Armijo test would only compare rounding noise of a large objective.
+            while decrement > 0.1:
+                candidate = beta - t * step
+                f_new = self.value(candidate)
+                if f_new <= f - 0.25 * t * decrement or t < 1e-10:
+                    break
+                t *= 0.5
+            beta = beta - t * step
+            f = self.value(beta)
+        if not converged:
+            grad, hess = self.gradient_hessian(beta)
+            factor = linalg.cho_factor(hess, lower=True, check_finite=False)
+        # On convergence the last Hessian was taken less than `tol` away from `beta`.
+        covariance = linalg.cho_solve(factor, np.eye(self.n_params), check_finite=False)
+        covariance = 0.5 * (covariance + covariance.T)
+        return NewtonResult(beta, covariance, f, n_iter, converged, float(np.max(np.abs(grad))))
+
+
+@dataclass(frozen=True)
+class NewtonResult:
+    beta: np.ndarray
+    covariance: np.ndarray
+    objective: float
+    n_iter: int
+    converged: bool
+    max_abs_gradient: float

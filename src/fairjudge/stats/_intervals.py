@@ -1,0 +1,33 @@
+"""Interval results shared by every estimator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided interval ``[low, high]`` at confidence (or credibility) ``level``."""
+
+    low: float
+    high: float
+    level: float
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+
+def normal_interval(estimate: float, std_error: float, level: float = 0.95) -> Interval:
+    """``estimate ± z_{(1+level)/2} · std_error`` (a Laplace/Wald interval).
+
+    Examples
+    --------
+    >>> normal_interval(0.0, 1.0, 0.95).high.__round__(4)
+    1.96
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"`level` must be between 0 and 1; got {level}")
+    z = stats.norm.ppf(0.5 + level / 2)
+    return Interval(estimate - z * std_error, estimate + z * std_error, level)
