@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from fairjudge._util._rng import as_generator
+from fairjudge._util._threads import single_threaded_blas
 from fairjudge.active._scores import RULES, SCORED_RULES, pair_scores, round_robin_schedule
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import Outcome
@@ -160,6 +161,19 @@ def run_active_topk(
     -------
     ActiveResult
     """
+    if n_items <= SMALL_PROBLEM:
+        with single_threaded_blas():
+            return _run_active_topk(**locals())
+    return _run_active_topk(**locals())
+
+
+# Below this pool size every matrix is small enough that BLAS threads only add overhead.
+SMALL_PROBLEM = 400
+
+
+def _run_active_topk(oracle, n_items, *, k, budget, covariates, covariate_names, rule, model,
+                     refit_every, allow_repeats, n_samples, prior_precision,
+                     bias_prior_precision, true_quality, checkpoints, item_ids, rng):
     if rule not in RULES:
         raise ValueError(f"`rule` must be one of {', '.join(RULES)}; got {rule!r}")
     if model not in MODELS:

@@ -313,8 +313,8 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
                                covariate_names=None, position: bool = True,
                                prior_precision: float = 1.0,
                                initial_bias_prior_precision: float = 0.1,
-                               min_tau2: float = 1e-4, max_tau2: float = 1e4,
-                               tol: float = 1e-6, max_outer: int = 200,
+                               min_tau2: float = 1e-3, max_tau2: float = 1e4,
+                               tol: float = 1e-5, max_outer: int = 500,
                                check_graph: bool = True) -> BTFit:
     """Bias-aware Bradley–Terry with the shrinkage strength learned per judge by empirical Bayes.
 
@@ -326,7 +326,8 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
     (with one covariate this is ``(c^2 + kappa^2 + Var c + Var kappa) / 2``), until the
     relative change of every ``tau_j^2`` is below ``tol``. ``tau_j^2`` is kept within
     ``[min_tau2, max_tau2]`` so that a judge with no detectable bias does not drive the
-    prior to a point mass. Assumptions as in :func:`bias_aware_bt`.
+    prior to a point mass (EM approaches zero only geometrically; a judge at the floor counts
+    as settled). Assumptions as in :func:`bias_aware_bt`.
 
     Returns
     -------
@@ -351,7 +352,10 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
         b = fit.params[comparisons.n_items:].reshape(n_judges, q)
         var = np.diag(fit.param_covariance)[comparisons.n_items:].reshape(n_judges, q)
         new_tau2 = np.clip((b * b + var).mean(axis=1), min_tau2, max_tau2)
-        change = np.max(np.abs(new_tau2 - tau2) / tau2)
+        # A judge whose tau^2 reached the floor has no detectable bias; EM would only creep
+        # towards zero geometrically, so it counts as settled.
+        moving = new_tau2 > min_tau2
+        change = float(np.max(np.abs(new_tau2 - tau2)[moving] / tau2[moving], initial=0.0))
         tau2 = new_tau2
         if change < tol:
             break

@@ -1,0 +1,339 @@
+"""The top-level API: ``fairjudge.rank`` and ``fairjudge.select`` (mirrors the CLI)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputError
+from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
+from fairjudge.data._encode import encode_verdicts
+from fairjudge.data._io import load_items, load_verdicts
+from fairjudge.data._schema import Outcome
+from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
+from fairjudge.models._bt import BTFit
+from fairjudge.models._dispatch import MODELS, fit_model
+from fairjudge.models._graph import comparison_components, describe_components
+
+
+def bias_frame(fit: BTFit, level: float = 0.95) -> pd.DataFrame:
+    """One row per bias coefficient: judge, name, estimate, std_error, ci_low, ci_high."""
+    rows = []
+    for b in fit.bias:
+        ci = b.interval(level)
+        rows.append({"judge": b.judge, "name": b.name, "estimate": b.estimate,
+                     "std_error": b.std_error, "ci_low": ci.low, "ci_high": ci.high})
+    return pd.DataFrame(rows, columns=["judge", "name", "estimate", "std_error", "ci_low",
+                                       "ci_high"])
+
+
+def _bias_key(row, several_judges: bool) -> str:
+    return f"{row.judge}/{row.name}" if several_judges else row.name
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Result of :func:`rank`.
+
+    Attributes
+    ----------
+    topk : list of str
+        The ``k`` items with the highest posterior-mode score, best first.
+    scores : pandas.Series
+        Posterior-mode quality per item id (logit scale, origin fixed by the prior).
+    membership : pandas.Series
+        ``P(item in top-k)`` per item id, from posterior samples.
+    bias : pandas.DataFrame
+        Bias coefficients on the user's scale with intervals at ``level``.
+    fit : BTFit
+        The underlying fit (covariance, parameters, convergence).
+    k : int
+    level : float
+    diagnostics : dict
+    """
+
+    topk: list
+    scores: pd.Series
+    membership: pd.Series
+    bias: pd.DataFrame
+    fit: BTFit
+    k: int
+    level: float
+    diagnostics: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Per-item table sorted by score: rank, score, std_error, membership, in_topk."""
+        sd = np.sqrt(np.clip(np.diag(self.fit.covariance), 0, None))
+        frame = pd.DataFrame({"score": self.scores, "std_error": sd,
+                              "membership": self.membership})
+        frame["in_topk"] = frame.index.isin(self.topk)
+        frame = frame.sort_values("score", ascending=False, kind="stable")
+        frame.insert(0, "rank", np.arange(1, len(frame) + 1))
+        frame.index.name = "id"
+        return frame
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary: topk, scores, membership, bias (name -> estimate, interval)."""
+        several = self.bias["judge"].nunique() > 1
+        return {
+            "model": self.fit.model,
+            "k": self.k,
+            "topk": list(self.topk),
+            "scores": {i: float(v) for i, v in self.scores.items()},
+            "membership": {i: float(v) for i, v in self.membership.items()},
+            "bias": {_bias_key(r, several): {"estimate": r.estimate, "std_error": r.std_error,
+                                             "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                             "judge": r.judge, "level": self.level}
+                     for r in self.bias.itertuples()},
+            "diagnostics": self.diagnostics,
+        }
+
+
+def _covariate_matrix(items: pd.DataFrame | None, covariates):
+    if items is None:
+        if covariates:
+            raise FairjudgeInputError("`covariates` were given but no item table to read them from")
+        return None, None
+    names = list(items.attrs.get("covariates", [])) if covariates is None else list(covariates)
+    missing = [c for c in names if c not in items.columns]
+    if missing:
+        raise FairjudgeInputError(f"{items.attrs.get('source', 'items')}: covariate "
+                                  f"`{missing[0]}` is not a column")
+    if not names:
+        return None, None
+    return items[names].to_numpy(dtype=float), names
+
+
+def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=None,
+         prior_precision: float = 1.0, bias_prior_precision: float = 0.1, position: bool = True,
+         n_samples: int = 1500, level: float = 0.95, rng=0) -> Ranking:
+    """Fit a model to judge verdicts and return the top-k with membership probabilities.
+
+    Parameters
+    ----------
+    verdicts : path or pandas.DataFrame
+        Verdict table (see :func:`fairjudge.data.load_verdicts`).
+    items : path or pandas.DataFrame, optional
+        Item table; its numeric columns other than ``quality`` are the covariates unless
+        ``covariates`` selects some. Without it the bias-aware model has the position term
+        only.
+    k : int
+        Size of the top set.
+    model : str
+        One of ``naive``, ``bias-aware``, ``hierarchical``, ``swap-majority``,
+        ``residualized``.
+    covariates : list of str, optional
+        Covariate columns of ``items`` to use.
+    prior_precision, bias_prior_precision : float
+        ``lambda`` and ``lambda_b = 1/tau^2`` (paper defaults 1 and 0.1).
+    position : bool
+        Model the position term.
+    n_samples : int
+        Posterior samples for the membership probabilities.
+    level : float
+        Level of the bias intervals.
+    rng : seed or numpy.random.Generator
+        Seeds the membership sampling.
+
+    Returns
+    -------
+    Ranking
+
+    Raises
+    ------
+    FairjudgeInputError
+        For unreadable or invalid tables (naming file, line and field).
+    """
+    if model not in MODELS:
+        raise ValueError(f"`model` must be one of {', '.join(MODELS)}; got {model!r}")
+    verdicts = load_verdicts(verdicts)
+    items = None if items is None else (
+        items if isinstance(items, pd.DataFrame) and "covariates" in items.attrs
+        else load_items(items, covariates))
+    comparisons = encode_verdicts(verdicts, items)
+    if not (isinstance(k, (int, np.integer)) and 1 <= k <= comparisons.n_items):
+        raise ValueError(f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
+                         f"got {k!r}")
+    x, names = _covariate_matrix(items, covariates)
+    if model == "residualized" and x is None:
+        raise FairjudgeInputError("the residualized model needs an item table with covariates")
+    components = comparison_components(comparisons)
+    diagnostics = {
+        "n_verdicts": int(len(verdicts)),
+        "n_items": comparisons.n_items,
+        "n_judges": comparisons.n_judges,
+        "judges": list(comparisons.judges),
+        "ties": int((verdicts["winner"] == Outcome.TIE.value).sum()),
+        "first_shown_win_rate": float((verdicts["winner"] == Outcome.A.value).mean()),
+        "covariates": names or [],
+        "components": len(components),
+    }
+    if len(components) > 1:
+        diagnostics["components_detail"] = describe_components(comparisons, components)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ComparisonGraphWarning)  # re-raised once below
+        fit = fit_model(model, comparisons, x, covariate_names=names,
+                        prior_precision=prior_precision,
+                        bias_prior_precision=bias_prior_precision, position=position)
+    if len(components) > 1:
+        warnings.warn(
+            f"the comparison graph has {len(components)} disconnected components "
+            f"({diagnostics['components_detail']}); scores across components are set by the "
+            "prior alone. Add comparisons that link them.", ComparisonGraphWarning, stacklevel=2)
+    diagnostics.update({"converged": fit.converged, "n_iter": fit.n_iter,
+                        "notes": list(fit.notes)})
+    membership = fit.topk_membership(k, n_samples=n_samples, rng=rng)
+    ids = list(comparisons.item_ids)
+    return Ranking(
+        topk=[ids[i] for i in fit.topk(k)],
+        scores=pd.Series(fit.scores, index=pd.Index(ids, name="id"), name="score"),
+        membership=pd.Series(membership, index=pd.Index(ids, name="id"), name="membership"),
+        bias=bias_frame(fit, level),
+        fit=fit,
+        k=int(k),
+        level=level,
+        diagnostics=diagnostics,
+    )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Result of :func:`select`: the active loop's queries, history and final posterior.
+
+    Attributes
+    ----------
+    topk : list of str
+    scores, membership : pandas.Series
+    bias : pandas.DataFrame
+    queried : pandas.DataFrame
+        One row per judge call: step, item_a (shown first), item_b, winner, and the
+        acquisition score of the pair.
+    history : pandas.DataFrame
+        Per step: fit_size (verdicts behind the choice) and recall (if ground truth).
+    recall_at : dict
+        Budget -> recall of a fresh fit (only with ground truth).
+    result : ActiveResult
+    """
+
+    topk: list
+    scores: pd.Series
+    membership: pd.Series
+    bias: pd.DataFrame
+    queried: pd.DataFrame
+    history: pd.DataFrame
+    recall_at: dict
+    result: ActiveResult
+    level: float = 0.95
+
+    @property
+    def fit(self) -> BTFit:
+        return self.result.fit
+
+    def to_dict(self) -> dict:
+        several = self.bias["judge"].nunique() > 1
+        return {
+            "model": self.result.model,
+            "rule": self.result.rule,
+            "k": self.result.k,
+            "budget_spent": int(len(self.queried)),
+            "topk": list(self.topk),
+            "scores": {i: float(v) for i, v in self.scores.items()},
+            "membership": {i: float(v) for i, v in self.membership.items()},
+            "bias": {_bias_key(r, several): {"estimate": r.estimate, "std_error": r.std_error,
+                                             "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                             "judge": r.judge, "level": self.level}
+                     for r in self.bias.itertuples()},
+            "queried": [[a, b, w] for a, b, w in
+                        self.queried[["item_a", "item_b", "winner"]].itertuples(index=False)],
+            "recall_at": {str(b): r for b, r in self.recall_at.items()},
+            "notes": list(self.result.notes),
+        }
+
+
+class _IdOracle:
+    """Adapts a user callable ``(first_id, second_id) -> Outcome | "a" | "b" | "tie"``."""
+
+    def __init__(self, func, ids):
+        self.func, self.ids = func, ids
+
+    def __call__(self, first: int, second: int) -> Outcome:
+        answer = self.func(self.ids[first], self.ids[second])
+        try:
+            return Outcome(answer.value if isinstance(answer, Outcome) else str(answer).lower())
+        except ValueError:
+            raise FairjudgeInputError(
+                f"the oracle returned {answer!r} for ({self.ids[first]!r}, "
+                f"{self.ids[second]!r}); expected 'a', 'b', 'tie' or a fairjudge Outcome"
+            ) from None
+
+
+def select(items, oracle, *, k: int, budget: int, rule: str = "topk", model: str = "bias-aware",
+           covariates=None, refit_every: int = 8, allow_repeats: bool = False,
+           n_samples: int = 1500, prior_precision: float = 1.0,
+           bias_prior_precision: float = 0.1, checkpoints=(), level: float = 0.95,
+           rng=0) -> Selection:
+    """Run the budgeted active top-k loop against an oracle [bias-aware-active-topk Alg. 1].
+
+    Parameters
+    ----------
+    items : path or pandas.DataFrame
+        Item table (ids, covariates, optional ``quality`` ground truth for recall).
+    oracle : path, pandas.DataFrame, SimulatedJudge, MatrixOracle or callable
+        A recorded verdict table with (ideally) every ordered pair, replayed; a simulated
+        judge; or a function ``(first_id, second_id) -> "a" | "b" | "tie"``.
+    k, budget : int
+    rule : str
+        ``topk``, ``global``, ``entropy``, ``topk-no-variance``,
+        ``topk-no-informativeness``, ``random`` or ``round-robin``.
+    model : str
+        One of :data:`fairjudge.models.MODELS`.
+    rng : seed or numpy.random.Generator
+        Seeds presentation orders, tie-breaking and membership sampling.
+
+    Returns
+    -------
+    Selection
+    """
+    items = items if isinstance(items, pd.DataFrame) and "covariates" in items.attrs else (
+        load_items(items, covariates))
+    ids = list(items.index)
+    x, names = _covariate_matrix(items, covariates)
+    if isinstance(oracle, (MatrixOracle, SimulatedJudge)):
+        index_oracle = oracle
+    elif callable(oracle) and not isinstance(oracle, pd.DataFrame):
+        index_oracle = _IdOracle(oracle, ids)
+    else:
+        verdicts = load_verdicts(oracle)
+        index_oracle = MatrixOracle(verdicts_to_matrix(verdicts, ids))
+    quality = items["quality"].to_numpy(dtype=float) if "quality" in items.columns else None
+    result = run_active_topk(
+        index_oracle, len(ids), k=k, budget=budget, covariates=x, covariate_names=names,
+        rule=rule, model=model, refit_every=refit_every, allow_repeats=allow_repeats,
+        n_samples=n_samples, prior_precision=prior_precision,
+        bias_prior_precision=bias_prior_precision, true_quality=quality,
+        checkpoints=checkpoints, item_ids=ids, rng=rng)
+    id_array = np.asarray(ids, dtype=object)
+    queried = pd.DataFrame({
+        "step": np.arange(1, len(result.outcomes) + 1),
+        "item_a": id_array[result.shown[:, 0]],
+        "item_b": id_array[result.shown[:, 1]],
+        "winner": [o.value for o in result.outcomes],
+        "acquisition_score": result.acquisition_score,
+    })
+    history = pd.DataFrame({"step": queried["step"], "fit_size": result.fit_size,
+                            "recall": result.recall})
+    return Selection(
+        topk=[ids[i] for i in result.topk],
+        scores=pd.Series(result.fit.scores, index=pd.Index(ids, name="id"), name="score"),
+        membership=pd.Series(result.membership, index=pd.Index(ids, name="id"),
+                             name="membership"),
+        bias=bias_frame(result.fit, level),
+        queried=queried,
+        history=history,
+        recall_at=dict(result.recall_at),
+        result=result,
+        level=level,
+    )

@@ -1,0 +1,44 @@
+"""``fairjudge rank``: fit a model to recorded verdicts and print the top-k."""
+
+from __future__ import annotations
+
+import click
+
+from fairjudge._cli._common import echo_json, split_names
+from fairjudge.models import MODELS
+
+
+@click.command()
+@click.argument("verdicts", type=click.Path(dir_okay=False))
+@click.option("--items", type=click.Path(dir_okay=False), default=None,
+              help="Item table (id, covariates, optional quality).")
+@click.option("--k", "k", type=int, required=True, help="Size of the top set.")
+@click.option("--model", type=click.Choice(MODELS), default="bias-aware", show_default=True)
+@click.option("--covariates", default=None, envvar="FAIRJUDGE_COVARIATES",
+              help="Comma-separated covariate columns (default: every numeric column but "
+                   "quality).")
+@click.option("--prior-precision", type=float, default=1.0, show_default=True,
+              help="lambda of the prior theta ~ N(0, 1/lambda).")
+@click.option("--bias-prior-precision", type=float, default=0.1, show_default=True,
+              help="lambda_b = 1/tau^2 of the shrinkage prior on bias terms.")
+@click.option("--no-position", is_flag=True, help="Do not model a position term.")
+@click.option("--samples", type=int, default=1500, show_default=True,
+              help="Posterior samples for P(top-k).")
+@click.option("--level", type=float, default=0.95, show_default=True,
+              help="Level of the bias intervals.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def rank(verdicts, items, k, model, covariates, prior_precision, bias_prior_precision,
+         no_position, samples, level, seed, as_json):
+    """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
+    import fairjudge
+    from fairjudge.report import format_ranking
+
+    result = fairjudge.rank(verdicts, items, k=k, model=model,
+                            covariates=split_names(covariates), prior_precision=prior_precision,
+                            bias_prior_precision=bias_prior_precision, position=not no_position,
+                            n_samples=samples, level=level, rng=seed)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        click.echo(format_ranking(result))

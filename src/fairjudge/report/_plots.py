@@ -1,0 +1,87 @@
+"""PNG figures of the top-k experiment (matplotlib, non-interactive backend)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairjudge.stats._tests import mean_and_se
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never open a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_recall_vs_budget(budget: pd.DataFrame, path, *, title: str = "") -> Path:
+    """Top-k recall vs budget, mean ± s.e., one line per (model, rule) (Fig. 3)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for (model, rule), group in budget.groupby(["model", "rule"], sort=False):
+        stats = [(b, *mean_and_se(g["recall"])) for b, g in group.groupby("budget")]
+        b, mean, se = map(np.array, zip(*stats))
+        style = "-" if model == "bias-aware" else "--"
+        ax.plot(b, mean, style, marker="o", ms=3, label=f"{rule} ({model})")
+        ax.fill_between(b, mean - se, mean + se, alpha=0.15)
+    ax.set_xlabel("comparison budget B")
+    ax.set_ylabel("top-k recall")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(title or "Top-k recall vs budget (mean ± s.e.)", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_estimates_vs_truth(estimates: pd.DataFrame, k: int, path) -> Path:
+    """Naive and bias-aware score vs true quality, verbose items marked (Fig. 2)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.8), sharex=True)
+    verbose = estimates["verbose"].to_numpy() > 0.5
+    for ax, model in zip(axes, ("naive", "bias-aware")):
+        score = estimates[model].to_numpy()
+        ax.scatter(estimates["quality"][~verbose], score[~verbose], s=18, label="terse")
+        ax.scatter(estimates["quality"][verbose], score[verbose], s=18, marker="s",
+                   label="verbose")
+        cut = np.sort(score)[::-1][k - 1]
+        ax.axhline(cut - 1e-9, ls=":", c="grey", lw=1, label=f"estimated top-{k} cut")
+        true_cut = np.sort(estimates["quality"].to_numpy())[::-1][k - 1]
+        ax.axvline(true_cut - 1e-9, ls="--", c="k", lw=1, label=f"true top-{k} cut")
+        ax.set_xlabel("true quality θ")
+        ax.set_ylabel(f"{model} estimate")
+        ax.set_title(f"{model} model (full data)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_spend_by_distance(table: pd.DataFrame, path, *, budget: int) -> Path:
+    """Mean comparisons per item by distance to the top-k boundary, per rule (Fig. 4)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 3.8))
+    width = 0.8 / max(len(table.columns), 1)
+    for n, rule in enumerate(table.columns):
+        ax.bar(table.index + (n - (len(table.columns) - 1) / 2) * width, table[rule],
+               width=width, label=rule)
+    ax.set_xlabel("distance of the item's true rank to the top-k boundary")
+    ax.set_ylabel(f"comparisons per item (B={budget})")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,39 @@
+"""Plain-text rendering of ranking and selection results for the terminal."""
+
+from __future__ import annotations
+
+
+def format_ranking(ranking, *, show: int | None = None) -> str:
+    """Top-k table with membership probabilities, bias estimates and diagnostics."""
+    frame = ranking.to_frame()
+    show = show or max(ranking.k + 5, 10)
+    lines = [f"model: {ranking.fit.model}    k = {ranking.k}    "
+             f"items = {ranking.fit.n_items}    verdicts = {ranking.fit.n_comparisons:g}"]
+    lines.append("")
+    lines.append(f"{'rank':>4}  {'id':<20} {'score':>8} {'s.e.':>7} {'P(top-k)':>9}")
+    for item, row in frame.head(show).iterrows():
+        mark = "*" if row["in_topk"] else " "
+        lines.append(f"{int(row['rank']):>4}{mark} {str(item):<20} {row['score']:>8.3f} "
+                     f"{row['std_error']:>7.3f} {row['membership']:>9.3f}")
+    if len(frame) > show:
+        lines.append(f"      ... {len(frame) - show} more items")
+    lines.append("")
+    if len(ranking.bias):
+        pct = int(round(ranking.level * 100))
+        lines.append(f"bias estimates (logits per unit; {pct}% intervals):")
+        for r in ranking.bias.itertuples():
+            lines.append(f"  {r.judge}/{r.name:<16} {r.estimate:+9.4f}  "
+                         f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]  s.e. {r.std_error:.4f}")
+    else:
+        lines.append("bias estimates: none (naive model)")
+    d = ranking.diagnostics
+    lines.append("")
+    lines.append(f"diagnostics: {d.get('n_judges', 1)} judge(s); first-shown win rate "
+                 f"{d.get('first_shown_win_rate', float('nan')):.3f}; ties {d.get('ties', 0)}; "
+                 f"graph components {d.get('components', 1)}; converged {d.get('converged')} "
+                 f"in {d.get('n_iter')} Newton steps")
+    for note in d.get("notes", []):
+        lines.append(f"note: {note}")
+    if d.get("components", 1) > 1:
+        lines.append(f"warning: disconnected comparison graph: {d['components_detail']}")
+    return "\n".join(lines)
