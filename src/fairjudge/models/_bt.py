@@ -267,9 +267,15 @@ def bias_aware_bt(comparisons: Comparisons, covariates=None, *, covariate_names=
     with several, ``theta`` is shared and each judge gets its own ``(c_j, kappa_j)`` (the
     paper's stated future work, §7). Ties count half a win for each side.
 
-    Assumptions: covariates are item-level and enter only through differences; the judge's
-    bias is linear on the logit scale; presentation order varies enough (or the prior is
-    trusted) to separate ``kappa`` from quality (§3 "Posterior summaries", §5 Prop. 2).
+    Assumptions: the judge's bias is linear on the logit scale; presentation order varies
+    (both orders of some pairs are seen), which identifies ``kappa`` from the likelihood
+    (§3 "Posterior summaries", §5 Prop. 2 (iii)). Because covariates are item-level, the
+    likelihood is unchanged along ``(theta + t x, c - t)``: ``c`` is identified only by the
+    prior ``theta ~ N(0, lambda^{-1} I)``, i.e. by assuming quality is uncorrelated with the
+    covariate (§5 Assumption 1). Its estimate is then close to the slope of the naive
+    scores on the covariate, and its interval is driven by ``lambda``; when quality truly
+    tracks the covariate (length that signals substance), the correction removes real
+    signal (§6 Limitations) -- use :func:`trusted_anchor_gate` to decide.
 
     Parameters
     ----------

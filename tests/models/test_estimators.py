@@ -1,0 +1,247 @@
+"""Estimators: recovery, intervals, membership, baselines, gate, hierarchy, multi-judge."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from fairjudge._util._warnings import ComparisonGraphWarning
+from fairjudge.data import Comparisons, SimulatedJudge, simulate_items
+from fairjudge.models import (anchor_agreement, bias_aware_bt, bt_pairwise,
+                              hierarchical_bias_aware_bt, length_residualized_bt,
+                              swap_majority_bt, swap_majority_comparisons, topk_membership,
+                              trusted_anchor_gate)
+
+
+def full_matrix_comparisons(items, judge):
+    matrix = judge.verdict_matrix()
+    first, second = np.nonzero(np.isfinite(matrix))
+    return Comparisons(first, second, matrix[first, second], np.ones(first.size),
+                       np.zeros(first.size, np.int64), tuple(items.index), ("judge",))
+
+
+def simulated(seed, bias=2.0, position=0.5, n_items=30):
+    rng = np.random.default_rng(seed)
+    items = simulate_items(n_items, rng=rng)
+    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(), bias=bias,
+                           position=position, rng=rng)
+    return items, full_matrix_comparisons(items, judge)
+
+
+def test_interval_coverage_is_nominal_when_the_model_holds():
+    """90% Laplace intervals for c and kappa cover the truth ~90% of the time (binomial test).
+
+    Data follow the model exactly: theta from the prior N(0, 1/lambda), a balanced binary
+    covariate independent of theta, and every ordered pair judged 4 times.
+    """
+    n_sets, n_items, hits_c, hits_kappa = 300, 20, 0, 0
+    for seed in range(n_sets):
+        rng = np.random.default_rng(9000 + seed)
+        quality = rng.normal(0.0, 1.0, n_items)
+        x = rng.permutation(np.repeat([0.0, 1.0], n_items // 2))
+        judge = SimulatedJudge(quality, x, bias=2.0, position=0.5, rng=rng)
+        matrices = [judge.verdict_matrix() for _ in range(4)]
+        first, second = np.nonzero(np.isfinite(matrices[0]))
+        comps = Comparisons(np.tile(first, 4), np.tile(second, 4),
+                            np.concatenate([m[first, second] for m in matrices]),
+                            np.ones(4 * first.size), np.zeros(4 * first.size, np.int64),
+                            tuple(map(str, range(n_items))), ("judge",))
+        fit = bias_aware_bt(comps, x, covariate_names=["verbose"])
+        hits_c += fit.bias_estimate("verbose").interval(0.90).contains(2.0)
+        hits_kappa += fit.bias_estimate("position").interval(0.90).contains(0.5)
+    for hits in (hits_c, hits_kappa):
+        assert stats.binomtest(int(hits), n_sets, 0.90).pvalue > 0.01, (hits, n_sets)
+
+
+def test_intervals_are_not_anticonservative_under_the_paper_simulator():
+    """Under the paper's simulator (theta sd 1.25, draws with |corr(theta, x)| >= 0.12
+    rejected) c is identified only through the prior's independence of theta and x, and the
+    rejection step makes the intervals conservative; they must never under-cover."""
+    n_sets, hits_c, hits_kappa = 240, 0, 0
+    for seed in range(n_sets):
+        items, comps = simulated(1000 + seed)
+        fit = bias_aware_bt(comps, items[["verbose"]].to_numpy(), covariate_names=["verbose"])
+        hits_c += fit.bias_estimate("verbose").interval(0.90).contains(2.0)
+        hits_kappa += fit.bias_estimate("position").interval(0.90).contains(0.5)
+    for hits in (hits_c, hits_kappa):
+        assert stats.binomtest(int(hits), n_sets, 0.90, alternative="less").pvalue > 0.01
+
+
+def exact_topk_membership(mean, cov, k):
+    """P(i in top-k) for N = 3 from multivariate normal CDFs of score differences."""
+    n = len(mean)
+    p = np.zeros(n)
+    for i in range(n):
+        others = [j for j in range(n) if j != i]
+        # P(i beats all others) and P(i loses to all others) via differences theta_i - theta_j.
+        a = np.zeros((n - 1, n))
+        for r, j in enumerate(others):
+            a[r, i], a[r, j] = 1.0, -1.0
+        m, s = a @ mean, a @ cov @ a.T
+        p_max = stats.multivariate_normal(mean=-m, cov=s).cdf(np.zeros(n - 1))
+        p_min = stats.multivariate_normal(mean=m, cov=s).cdf(np.zeros(n - 1))
+        p[i] = p_max if k == 1 else 1.0 - p_min  # k == 2: in top-2 unless the minimum
+    return p
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_membership_matches_exact_enumeration(k):
+    mean = np.array([0.4, 0.0, -0.3])
+    cov = np.array([[0.5, 0.1, 0.0], [0.1, 0.4, 0.05], [0.0, 0.05, 0.3]])
+    exact = exact_topk_membership(mean, cov, k)
+    mc = topk_membership(mean, cov, k, n_samples=200_000, rng=3)
+    se = np.sqrt(exact * (1 - exact) / 200_000)
+    assert np.all(np.abs(mc - exact) < 5 * se + 1e-6), (mc, exact)
+    assert mc.sum() == pytest.approx(k)
+
+
+def test_membership_is_seeded_and_validates_k():
+    mean, cov = np.zeros(4), np.eye(4)
+    np.testing.assert_array_equal(topk_membership(mean, cov, 2, rng=1),
+                                  topk_membership(mean, cov, 2, rng=1))
+    with pytest.raises(ValueError, match=r"`k` must be an integer between 1 and n_items=4; got 5"):
+        topk_membership(mean, cov, 5)
+
+
+def test_naive_model_ranks_presentation_and_bias_aware_recovers_quality():
+    """Prop. 1: with a strong verbosity bias the naive scores track x; the bias-aware do not."""
+    naive_corr, aware_corr = [], []
+    for seed in range(10):
+        items, comps = simulated(seed)
+        x = items["verbose"].to_numpy()
+        naive_corr.append(np.corrcoef(bt_pairwise(comps).scores, x)[0, 1])
+        aware_corr.append(np.corrcoef(bias_aware_bt(comps, x).scores, x)[0, 1])
+    assert np.mean(naive_corr) > 0.4
+    assert abs(np.mean(aware_corr)) < 0.1
+
+
+def test_unbiased_judge_gets_coefficients_near_zero():
+    estimates = [bias_aware_bt(comps, items[["verbose"]].to_numpy()).bias[0].estimate
+                 for items, comps in (simulated(s, bias=0.0, position=0.0) for s in range(20))]
+    assert abs(np.mean(estimates)) < 3 * np.std(estimates) / np.sqrt(20)
+
+
+def test_multi_judge_fit_recovers_each_judges_bias():
+    rng = np.random.default_rng(4)
+    items = simulate_items(40, rng=rng)
+    q, x = items["quality"].to_numpy(), items["verbose"].to_numpy()
+    parts = []
+    for j, (c, kappa) in enumerate([(2.0, 0.8), (0.0, -0.8)]):
+        judge = SimulatedJudge(q, x, bias=c, position=kappa, rng=rng)
+        comps = full_matrix_comparisons(items, judge)
+        parts.append((comps, j))
+    comps = Comparisons(
+        np.concatenate([c.first for c, _ in parts]), np.concatenate([c.second for c, _ in parts]),
+        np.concatenate([c.first_score for c, _ in parts]),
+        np.concatenate([c.weight for c, _ in parts]),
+        np.concatenate([np.full(len(c), j) for c, j in parts]), tuple(items.index), ("A", "B"))
+    fit = bias_aware_bt(comps, x, covariate_names=["verbose"])
+    for judge, c, kappa in (("A", 2.0, 0.8), ("B", 0.0, -0.8)):
+        assert fit.bias_estimate("verbose", judge).interval(0.99).contains(c)
+        assert fit.bias_estimate("position", judge).interval(0.99).contains(kappa)
+    # Pooling both judges into one bias term lands between them: the per-judge terms matter.
+    pooled = Comparisons(comps.first, comps.second, comps.first_score, comps.weight,
+                         np.zeros(len(comps), np.int64), comps.item_ids, ("pooled",))
+    pooled_kappa = bias_aware_bt(pooled, x).bias_estimate("position").estimate
+    assert abs(pooled_kappa) < 0.3
+
+
+def test_hierarchical_learns_more_shrinkage_for_an_unbiased_judge():
+    items, biased = simulated(21, bias=2.0, position=0.5)
+    _, unbiased = simulated(21, bias=0.0, position=0.0)
+    x = items[["verbose"]].to_numpy()
+    fit_b = hierarchical_bias_aware_bt(biased, x)
+    fit_u = hierarchical_bias_aware_bt(unbiased, x)
+    assert fit_b.bias_prior_precision[0] < fit_u.bias_prior_precision[0]
+    # At the fixed point tau^2 equals the mean of b^2 + Var(b) over the judge's parameters.
+    tau2 = 1.0 / fit_b.bias_prior_precision[0]
+    b = fit_b.params[30:]
+    var = np.diag(fit_b.param_covariance)[30:]
+    assert tau2 == pytest.approx(np.mean(b * b + var), rel=1e-3)
+
+
+def test_swap_majority_aggregation_rule():
+    # Pair (0,1): both orders prefer 0 -> 0 wins. Pair (1,2): each order prefers the first
+    # shown -> tie. Pair (0,2): a single verdict -> kept.
+    comps = Comparisons.from_outcomes([0, 1, 1, 2, 2], [1, 0, 2, 1, 0], ["a", "b", "a", "a", "b"],
+                                      n_items=3)
+    agg = swap_majority_comparisons(comps)
+    result = {(int(a), int(b)): s for a, b, s in zip(agg.first, agg.second, agg.first_score)}
+    assert result == {(0, 1): 1.0, (1, 2): 0.5, (0, 2): 1.0}
+    assert swap_majority_bt(comps).model == "swap-majority"
+
+
+def test_residualized_scores_are_orthogonal_to_the_covariates():
+    items, comps = simulated(2)
+    x = items[["verbose"]].to_numpy()
+    fit = length_residualized_bt(comps, x, covariate_names=["verbose"])
+    design = np.hstack([np.ones((30, 1)), x])
+    np.testing.assert_allclose(design.T @ fit.scores, 0.0, atol=1e-9)
+    naive = bt_pairwise(comps)
+    slope = np.polyfit(x[:, 0], naive.scores, 1)[0]
+    assert fit.bias_estimate("verbose").estimate == pytest.approx(slope)
+
+
+def anchors_from_truth(items, rng, n=60):
+    q = items["quality"].to_numpy()
+    first = rng.integers(0, len(q), n)
+    second = (first + rng.integers(1, len(q), n)) % len(q)
+    return Comparisons.from_outcomes(first, second,
+                                     ["a" if q[a] > q[b] else "b" for a, b in zip(first, second)],
+                                     item_ids=tuple(items.index))
+
+
+def test_gate_enables_correction_for_a_spurious_covariate():
+    items, comps = simulated(7)
+    x = items[["verbose"]].to_numpy()
+    gate = trusted_anchor_gate(bt_pairwise(comps), bias_aware_bt(comps, x),
+                               anchors_from_truth(items, np.random.default_rng(0)))
+    assert gate.enabled and gate.bias_aware_agreement > gate.naive_agreement
+    assert gate.chosen.model == "bias-aware" and gate.n_anchors == 60
+
+
+def test_gate_keeps_the_naive_fit_when_the_covariate_is_legitimate():
+    # Length tracks quality and the judge is unbiased: "correcting" for it removes signal.
+    rng = np.random.default_rng(3)
+    q = rng.normal(0, 1.25, 30)
+    length = q + rng.normal(0, 0.3, 30)
+    judge = SimulatedJudge(q, length, bias=0.0, position=0.0, rng=rng)
+    items = simulate_items(30, rng=0)
+    items["quality"] = q
+    comps = full_matrix_comparisons(items, judge)
+    naive = bt_pairwise(comps)
+    aware = bias_aware_bt(comps, length, bias_prior_precision=0.01)
+    gate = trusted_anchor_gate(naive, aware, anchors_from_truth(items, rng))
+    assert not gate.enabled
+    assert gate.chosen is naive
+    assert anchor_agreement(naive, anchors_from_truth(items, rng))[0] > 0.8
+
+
+def test_disconnected_graph_warns_and_names_components():
+    comps = Comparisons.from_outcomes([0, 1, 2, 3], [1, 0, 3, 2], ["a", "a", "a", "b"],
+                                      item_ids=("w", "x", "y", "z"))
+    with pytest.warns(ComparisonGraphWarning, match=r"2 disconnected components.*'w', 'x'.*'y', 'z'"):
+        bt_pairwise(comps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bt_pairwise(comps, check_graph=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"prior_precision": 0.0}, r"`prior_precision` must be positive"),
+    ({"bias_prior_precision": -1.0}, r"`bias_prior_precision` must be positive"),
+    ({"covariates": np.ones(4)}, r"covariate `x0` is constant across items"),
+    ({"covariates": np.ones((3, 1))}, r"`covariates` must have shape \(n_items=4, d\)"),
+    ({"covariates": [0, 1, np.nan, 2]}, r"`covariates` must be finite"),
+])
+def test_argument_errors_name_the_argument(kwargs, message):
+    comps = Comparisons.from_outcomes([0, 1, 2], [1, 2, 3], ["a", "b", "a"], n_items=4)
+    with pytest.raises(ValueError, match=message):
+        bias_aware_bt(comps, **kwargs)
+
+
+def test_empty_comparisons_are_rejected():
+    empty = Comparisons.from_outcomes([], [], [], n_items=3)
+    with pytest.raises(ValueError, match="`comparisons` is empty"):
+        bt_pairwise(empty)
