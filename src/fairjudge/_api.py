@@ -16,6 +16,7 @@ from fairjudge.data._schema import Outcome
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import MODELS, fit_model
+from fairjudge.models._gate import trusted_anchor_gate
 from fairjudge.models._graph import comparison_components, describe_components
 
 
@@ -107,9 +108,17 @@ def _covariate_matrix(items: pd.DataFrame | None, covariates):
     return items[names].to_numpy(dtype=float), names
 
 
+def _items_for(comparisons) -> pd.DataFrame:
+    """An item index matching the fitted items, for encoding anchor labels against it."""
+    index = pd.DataFrame(index=pd.Index(comparisons.item_ids, name="id"))
+    index.attrs["source"] = "the verdicts"
+    return index
+
+
 def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=None,
-         prior_precision: float = 1.0, bias_prior_precision: float = 0.1, position: bool = True,
-         n_samples: int = 1500, level: float = 0.95, rng=0) -> Ranking:
+         anchors=None, prior_precision: float = 1.0, bias_prior_precision: float = 0.1,
+         position: bool = True, n_samples: int = 1500, level: float = 0.95,
+         rng=0) -> Ranking:
     """Fit a model to judge verdicts and return the top-k with membership probabilities.
 
     Parameters
@@ -127,6 +136,11 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         ``residualized``.
     covariates : list of str, optional
         Covariate columns of ``items`` to use.
+    anchors : path or pandas.DataFrame, optional
+        Trusted pairwise labels (a verdict table: ``winner`` names the better item). With a
+        bias-aware ``model`` the trusted-anchor gate keeps the correction only if it agrees
+        with the anchors at least as well as the naive fit [bias-aware-active-topk §6
+        "Gating"]; the decision and both agreement rates go to ``diagnostics["gate"]``.
     prior_precision, bias_prior_precision : float
         ``lambda`` and ``lambda_b = 1/tau^2`` (paper defaults 1 and 0.1).
     position : bool
@@ -150,9 +164,7 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     if model not in MODELS:
         raise ValueError(f"`model` must be one of {', '.join(MODELS)}; got {model!r}")
     verdicts = load_verdicts(verdicts)
-    items = None if items is None else (
-        items if isinstance(items, pd.DataFrame) and "covariates" in items.attrs
-        else load_items(items, covariates))
+    items = None if items is None else load_items(items, covariates)
     comparisons = encode_verdicts(verdicts, items)
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= comparisons.n_items):
         raise ValueError(f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
@@ -183,6 +195,19 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
             f"the comparison graph has {len(components)} disconnected components "
             f"({diagnostics['components_detail']}); scores across components are set by the "
             "prior alone. Add comparisons that link them.", ComparisonGraphWarning, stacklevel=2)
+    bias_fit = fit  # bias estimates are reported even when the gate keeps the naive scores
+    if anchors is not None:
+        if model not in ("bias-aware", "hierarchical"):
+            raise FairjudgeInputError(f"anchors gate a bias-aware model; got model {model!r}")
+        anchor_table = load_verdicts(anchors)
+        gate = trusted_anchor_gate(
+            fit_model("naive", comparisons, prior_precision=prior_precision, check_graph=False),
+            fit, encode_verdicts(anchor_table, _items_for(comparisons)))
+        fit = gate.chosen
+        diagnostics["gate"] = {"enabled": gate.enabled, "n_anchors": gate.n_anchors,
+                               "naive_agreement": gate.naive_agreement,
+                               "bias_aware_agreement": gate.bias_aware_agreement,
+                               "model_used": fit.model}
     diagnostics.update({"converged": fit.converged, "n_iter": fit.n_iter,
                         "notes": list(fit.notes)})
     membership = fit.topk_membership(k, n_samples=n_samples, rng=rng)
@@ -191,7 +216,7 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         topk=[ids[i] for i in fit.topk(k)],
         scores=pd.Series(fit.scores, index=pd.Index(ids, name="id"), name="score"),
         membership=pd.Series(membership, index=pd.Index(ids, name="id"), name="membership"),
-        bias=bias_frame(fit, level),
+        bias=bias_frame(bias_fit, level),
         fit=fit,
         k=int(k),
         level=level,
@@ -297,8 +322,7 @@ def select(items, oracle, *, k: int, budget: int, rule: str = "topk", model: str
     -------
     Selection
     """
-    items = items if isinstance(items, pd.DataFrame) and "covariates" in items.attrs else (
-        load_items(items, covariates))
+    items = load_items(items, covariates)
     ids = list(items.index)
     x, names = _covariate_matrix(items, covariates)
     if isinstance(oracle, (MatrixOracle, SimulatedJudge)):

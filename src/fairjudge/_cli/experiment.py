@@ -8,6 +8,7 @@ import click
 
 from fairjudge._cli._common import echo_json, parse_int_list
 from fairjudge.active import RULES
+from fairjudge.models import MODELS
 
 
 @click.group()
@@ -28,6 +29,8 @@ def experiment():
 @click.option("--budgets", default="60,120,200,320", show_default=True)
 @click.option("--rules", default="topk,global,round-robin,random", show_default=True,
               help=f"Comma-separated, from {', '.join(RULES)}.")
+@click.option("--models", default="naive,bias-aware", show_default=True,
+              help="Models run under every rule (add residualized for residualize-then-acquire).")
 @click.option("--ablation-budget", type=int, default=120, show_default=True)
 @click.option("--k-values", default="1,3,5,10", show_default=True,
               help="k sweep on full data.")
@@ -40,7 +43,8 @@ def experiment():
 @click.option("--out", type=click.Path(file_okay=False), default="fairjudge-results/topk",
               show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON summary.")
-def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, ablation_budget, k_values,
+def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, ablation_budget,
+         k_values,
          large_n, large_k, samples, seed, jobs, out, as_json):
     """Offline top-k protocol: oracles x seeds, budgets, rules, naive vs bias-aware."""
     from fairjudge.active import TopkExperimentConfig, run_topk_experiment
@@ -51,11 +55,17 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, ablation_bu
     if unknown:
         raise click.BadParameter(f"unknown rule {unknown[0]!r}; choose from {', '.join(RULES)}",
                                  param_hint="--rules")
+    model_list = tuple(m.strip() for m in models.split(",") if m.strip())
+    bad = [m for m in model_list if m not in MODELS]
+    if bad:
+        raise click.BadParameter(f"unknown model {bad[0]!r}; choose from {', '.join(MODELS)}",
+                                 param_hint="--models")
     extra = tuple(r for r in ("topk-no-variance", "topk-no-informativeness", "entropy")
                   if r not in rule_list)
     config = TopkExperimentConfig(
         n_items=n_items, k=k, n_oracles=oracles, n_seeds=seeds, bias=bias, position=position,
-        budgets=parse_int_list(budgets, "--budgets"), rules=rule_list, ablation_rules=extra,
+        budgets=parse_int_list(budgets, "--budgets"), rules=rule_list, models=model_list,
+        ablation_rules=extra,
         ablation_budget=ablation_budget, spend_budget=max(parse_int_list(budgets, "--budgets")),
         k_values=parse_int_list(k_values, "--k-values"), large_n_items=large_n, large_k=large_k,
         n_samples=samples, seed=seed)

@@ -17,6 +17,8 @@ from fairjudge.models import MODELS
 @click.option("--covariates", default=None, envvar="FAIRJUDGE_COVARIATES",
               help="Comma-separated covariate columns (default: every numeric column but "
                    "quality).")
+@click.option("--anchors", type=click.Path(dir_okay=False), default=None,
+              help="Trusted pairwise labels (verdict table); gates the bias correction.")
 @click.option("--prior-precision", type=float, default=1.0, show_default=True,
               help="lambda of the prior theta ~ N(0, 1/lambda).")
 @click.option("--bias-prior-precision", type=float, default=0.1, show_default=True,
@@ -28,14 +30,15 @@ from fairjudge.models import MODELS
               help="Level of the bias intervals.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def rank(verdicts, items, k, model, covariates, prior_precision, bias_prior_precision,
+def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_prior_precision,
          no_position, samples, level, seed, as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
     import fairjudge
     from fairjudge.report import format_ranking
 
     result = fairjudge.rank(verdicts, items, k=k, model=model,
-                            covariates=split_names(covariates), prior_precision=prior_precision,
+                            covariates=split_names(covariates), anchors=anchors,
+                            prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, position=not no_position,
                             n_samples=samples, level=level, rng=seed)
     if as_json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from pathlib import Path
@@ -35,13 +36,15 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     elif suffix == "json":
         frame, location = _read_json_array(path), "record"
     elif suffix in ("csv", "tsv"):
+        sep = "\t" if suffix == "tsv" else ","
         try:
-            frame = pd.read_csv(path, sep="\t" if suffix == "tsv" else ",")
+            # Ids are names, not numbers: "007" must stay "007".
+            frame = pd.read_csv(path, sep=sep, dtype={c: str for c in ID_COLUMNS})
         except pd.errors.EmptyDataError:
             raise FairjudgeInputError(f"{path.name}: file is empty") from None
         except pd.errors.ParserError as err:
             raise FairjudgeInputError(f"{path.name}: not a valid CSV file ({err})") from None
-        frame.index = frame.index + 2  # line 1 is the header
+        frame.index = _csv_record_lines(path, sep, len(frame))
         location = "line"
     elif suffix in ("parquet", "pq"):
         try:
@@ -60,6 +63,25 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     frame.attrs["source"] = path.name
     frame.attrs["location"] = location
     return frame
+
+
+ID_COLUMNS = ("id", "item_a", "item_b", "model_a", "model_b", "judge", "question_id")
+
+
+def _csv_record_lines(path: Path, sep: str, n_records: int) -> pd.Index:
+    """The line on which each CSV record starts (blank lines and quoted newlines counted)."""
+    starts = []
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle, delimiter=sep)
+        next(reader, None)  # header
+        previous = reader.line_num
+        for row in reader:
+            if row:  # pandas skips blank lines
+                starts.append(previous + 1)
+            previous = reader.line_num
+    if len(starts) != n_records:  # an unusual dialect: fall back to record order
+        return pd.RangeIndex(2, n_records + 2, name="line")
+    return pd.Index(starts, name="line")
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
@@ -103,6 +125,8 @@ def _read_json_array(path: Path) -> pd.DataFrame:
 def _as_frame(source, what: str) -> pd.DataFrame:
     if isinstance(source, pd.DataFrame):
         frame = source.copy()
+        if frame.index.name == "id" and "id" not in frame.columns:
+            frame = frame.reset_index()  # an item table indexed by id (e.g. simulate_items)
         frame.attrs.setdefault("source", what)
         frame.attrs.setdefault("location", "row")
         return frame
@@ -131,8 +155,8 @@ def load_verdicts(source) -> pd.DataFrame:
     --------
     >>> import pandas as pd
     >>> v = load_verdicts(pd.DataFrame({"item_a": ["x"], "item_b": ["y"], "winner": ["A"]}))
-    >>> v[["item_a", "item_b", "winner", "judge", "weight"]].iloc[0].tolist()
-    ['x', 'y', 'a', 'judge', 1.0]
+    >>> v[["item_a", "item_b", "winner", "judge"]].iloc[0].tolist(), float(v["weight"].iloc[0])
+    (['x', 'y', 'a', 'judge'], 1.0)
     """
     return validate_verdicts(_as_frame(source, "verdicts"))
 

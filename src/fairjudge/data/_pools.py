@@ -77,7 +77,7 @@ def controlled_pool(topic: str = "the Moon", *, n_items: int = 30, statements_pe
                          f"{min(len(bank_true), len(bank_false))} for {topic!r}; got {c!r}")
     if not (isinstance(n_items, (int, np.integer)) and n_items >= 2):
         raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
-    if not 0 <= n_fully_correct <= n_items:
+    if not (isinstance(n_fully_correct, (int, np.integer)) and 0 <= n_fully_correct <= n_items):
         raise ValueError(f"`n_fully_correct` must be between 0 and n_items={n_items}; "
                          f"got {n_fully_correct}")
     rng = as_generator(rng)
@@ -110,6 +110,5 @@ def controlled_pool(topic: str = "the Moon", *, n_items: int = 30, statements_pe
          "length": [float(len(t.split())) for t in texts]},
         index=pd.Index(ids, name="id"))
     pool.attrs["question"] = pool_question(topic)
-    pool.attrs["covariates"] = ["verbose", "length"]
     pool.attrs["source"] = f"controlled pool ({topic})"
     return pool

@@ -58,7 +58,6 @@ def simulate_items(n_items: int = 30, *, quality_sd: float = 1.25, max_abs_corr:
     ids = [f"item{i:0{width}d}" for i in range(n_items)]
     items = pd.DataFrame({"quality": quality, "verbose": verbose},
                          index=pd.Index(ids, name="id"))
-    items.attrs["covariates"] = ["verbose"]
     items.attrs["source"] = "simulated items"
     return items
 

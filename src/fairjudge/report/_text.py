@@ -32,6 +32,12 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                  f"{d.get('first_shown_win_rate', float('nan')):.3f}; ties {d.get('ties', 0)}; "
                  f"graph components {d.get('components', 1)}; converged {d.get('converged')} "
                  f"in {d.get('n_iter')} Newton steps")
+    gate = d.get("gate")
+    if gate:
+        lines.append(f"trusted-anchor gate: correction {'ENABLED' if gate['enabled'] else 'OFF'} "
+                     f"(agreement with {gate['n_anchors']} anchors: bias-aware "
+                     f"{gate['bias_aware_agreement']:.3f} vs naive {gate['naive_agreement']:.3f});"
+                     f" scores from the {gate['model_used']} fit")
     for note in d.get("notes", []):
         lines.append(f"note: {note}")
     if d.get("components", 1) > 1:

@@ -24,10 +24,10 @@ def normal_interval(estimate: float, std_error: float, level: float = 0.95) -> I
 
     Examples
     --------
-    >>> normal_interval(0.0, 1.0, 0.95).high.__round__(4)
+    >>> round(normal_interval(0.0, 1.0, 0.95).high, 4)
     1.96
     """
     if not 0 < level < 1:
         raise ValueError(f"`level` must be between 0 and 1; got {level}")
-    z = stats.norm.ppf(0.5 + level / 2)
-    return Interval(estimate - z * std_error, estimate + z * std_error, level)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return Interval(float(estimate - z * std_error), float(estimate + z * std_error), level)

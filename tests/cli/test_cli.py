@@ -1,0 +1,317 @@
+"""The ``fairjudge`` command line, called in-process through ``fairjudge._cli.main``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairjudge._cli import main
+from fairjudge.data import SimulatedJudge, matrix_to_verdicts, simulate_items, write_table
+
+# Seeds checked once: with items from seed 4 and verdicts from seed 104 the bias-aware fit's
+# 95% intervals contain the true c* = 2.0 and kappa* = 0.5 (about 95% of seeds do).
+ITEM_SEED, JUDGE_SEED = 4, 104
+TRUE_BIAS, TRUE_POSITION = 2.0, 0.5
+
+
+def _biased_files(tmp_path, n_items=30, item_seed=ITEM_SEED, judge_seed=JUDGE_SEED):
+    items = simulate_items(n_items, rng=item_seed)
+    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(),
+                           bias=TRUE_BIAS, position=TRUE_POSITION, rng=judge_seed)
+    verdicts = matrix_to_verdicts(judge.verdict_matrix(), items.index)
+    verdicts_path, items_path = tmp_path / "verdicts.jsonl", tmp_path / "items.csv"
+    write_table(verdicts, verdicts_path)
+    write_table(items.reset_index(), items_path)
+    return verdicts_path, items_path, items, verdicts
+
+
+def _run_json(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+# --------------------------------------------------------------------------- rank
+
+
+def test_rank_json(tmp_path, capsys):
+    verdicts_path, items_path, items, _ = _biased_files(tmp_path)
+    payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
+                                 "--k", "3", "--json"])
+    ids = set(items.index)
+    assert payload["k"] == 3
+    topk = payload["topk"]
+    scores = payload["scores"]
+    membership = payload["membership"]
+    assert len(topk) == 3 and len(set(topk)) == 3
+    assert set(scores) == ids and set(membership) == ids
+    assert all(isinstance(v, float) for v in scores.values())
+    # topk are the three highest scores, best first
+    by_score = sorted(scores, key=scores.get, reverse=True)
+    assert topk == by_score[:3]
+    assert all(0.0 <= p <= 1.0 for p in membership.values())
+    assert sum(membership.values()) == pytest.approx(3.0, abs=1e-9)
+    assert set(payload["bias"]) == {"verbose", "position"}
+    for name, entry in payload["bias"].items():
+        assert entry["ci_low"] < entry["estimate"] < entry["ci_high"], name
+
+
+def test_rank_bias_intervals_cover_the_truth(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path)
+    payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
+                                 "--k", "5", "--json"])
+    verbose, position = payload["bias"]["verbose"], payload["bias"]["position"]
+    assert verbose["ci_low"] < TRUE_BIAS < verbose["ci_high"]
+    assert position["ci_low"] < TRUE_POSITION < position["ci_high"]
+    # and the intervals exclude "no bias": the judge is clearly biased
+    assert verbose["ci_low"] > 0 and position["ci_low"] > 0
+
+
+def test_rank_naive_has_no_bias(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path)
+    payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
+                                 "--k", "3", "--model", "naive", "--json"])
+    assert payload["bias"] == {}
+    assert payload["model"] == "naive"
+    assert len(payload["topk"]) == 3
+
+
+def test_rank_same_seed_same_membership(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=12)
+    argv = ["rank", str(verdicts_path), "--items", str(items_path), "--k", "3", "--json",
+            "--samples", "300", "--seed", "9"]
+    first = _run_json(capsys, argv)
+    second = _run_json(capsys, argv)
+    assert first["membership"] == second["membership"]
+
+
+def test_rank_text_output_names_topk(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=12)
+    payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
+                                 "--k", "2", "--json"])
+    code = main(["rank", str(verdicts_path), "--items", str(items_path), "--k", "2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for item in payload["topk"]:
+        assert item in out
+
+
+def test_rank_missing_k_is_a_usage_error(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=6)
+    code = main(["rank", str(verdicts_path), "--items", str(items_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--k" in err
+    assert "Traceback" not in err
+
+
+def test_rank_bad_verdict_file_exits_2_with_one_line(tmp_path, capsys):
+    path = tmp_path / "pairs.jsonl"
+    lines = [json.dumps({"item_a": "x", "item_b": f"y{i}", "winner": "a"}) for i in range(16)]
+    lines.append(json.dumps({"item_a": "x", "item_b": "w", "winner": "A>B"}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code = main(["rank", str(path), "--k", "2"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    err_lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(err_lines) == 1, captured.err
+    assert err_lines[0].startswith("error: ")
+    assert "pairs.jsonl line 17" in err_lines[0]
+    assert "`winner`" in err_lines[0]
+    assert "Traceback" not in captured.err
+
+
+def test_rank_unknown_covariate_exits_2(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=6)
+    code = main(["rank", str(verdicts_path), "--items", str(items_path), "--k", "2",
+                 "--covariates", "verbose,wordiness"])
+    captured = capsys.readouterr()
+    assert code == 2
+    err_lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(err_lines) == 1, captured.err
+    assert err_lines[0].startswith("error: items.csv: covariate `wordiness` is not a column")
+
+
+def test_rank_k_too_large_exits_2(tmp_path, capsys):
+    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=6)
+    code = main(["rank", str(verdicts_path), "--items", str(items_path), "--k", "7"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: `k` must be an integer between 1 and n_items=6")
+    assert "Traceback" not in captured.err
+
+
+def test_rank_missing_file_exits_2(tmp_path, capsys):
+    code = main(["rank", str(tmp_path / "absent.jsonl"), "--k", "2"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: ")
+    assert "absent.jsonl: no such file" in captured.err
+
+
+# --------------------------------------------------------------------------- select
+
+
+@pytest.fixture(scope="module")
+def oracle_files(tmp_path_factory):
+    path = tmp_path_factory.mktemp("oracle")
+    verdicts_path, items_path, items, verdicts = _biased_files(path, n_items=15, item_seed=2,
+                                                               judge_seed=3)
+    return verdicts_path, items_path, verdicts
+
+
+def _select(capsys, oracle_files, seed, *extra):
+    verdicts_path, items_path, _ = oracle_files
+    return _run_json(capsys, ["select", str(items_path), "--oracle", str(verdicts_path),
+                              "--k", "5", "--budget", "40", "--seed", str(seed), "--json",
+                              *extra])
+
+
+def test_select_replays_the_oracle(capsys, oracle_files):
+    _, _, verdicts = oracle_files
+    recorded = {(a, b): w for a, b, w in verdicts[["item_a", "item_b", "winner"]]
+                .itertuples(index=False)}
+    payload = _select(capsys, oracle_files, 0)
+    queried = payload["queried"]
+    assert len(queried) == 40
+    assert payload["budget_spent"] == 40
+    for a, b, winner in queried:
+        assert recorded[(a, b)] == winner, (a, b)
+    unordered = [frozenset((a, b)) for a, b, _ in queried]
+    assert len(set(unordered)) == 40
+    assert len(payload["topk"]) == 5
+    assert "40" in payload["recall_at"]
+
+
+def test_select_is_deterministic_per_seed(capsys, oracle_files):
+    first = _select(capsys, oracle_files, 0)
+    again = _select(capsys, oracle_files, 0)
+    other = _select(capsys, oracle_files, 1)
+    assert first["queried"] == again["queried"]
+    assert first["membership"] == again["membership"]
+    assert first["queried"] != other["queried"]
+
+
+def test_select_shows_only_recorded_orders(tmp_path, capsys):
+    # An oracle with a single recorded order per pair: that order is the one shown.
+    items = simulate_items(10, rng=5)
+    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(),
+                           bias=1.0, position=0.3, rng=6)
+    matrix = judge.verdict_matrix()
+    matrix[np.tril_indices(10)] = np.nan  # keep i shown before j, i < j, only
+    verdicts = matrix_to_verdicts(matrix, items.index)
+    write_table(verdicts, tmp_path / "half.jsonl")
+    write_table(items.reset_index(), tmp_path / "items.csv")
+    recorded = {(a, b): w for a, b, w in verdicts[["item_a", "item_b", "winner"]]
+                .itertuples(index=False)}
+    payload = _run_json(capsys, ["select", str(tmp_path / "items.csv"), "--oracle",
+                                 str(tmp_path / "half.jsonl"), "--k", "3", "--budget", "20",
+                                 "--samples", "200", "--json"])
+    assert len(payload["queried"]) == 20
+    for a, b, winner in payload["queried"]:
+        assert recorded[(a, b)] == winner
+
+
+def test_select_duplicate_oracle_pair_exits_2(tmp_path, capsys):
+    items = pd.DataFrame({"id": ["a", "b", "c"], "length": [1, 2, 3]})
+    write_table(items, tmp_path / "items.csv")
+    (tmp_path / "oracle.jsonl").write_text(
+        '{"item_a": "a", "item_b": "b", "winner": "a"}\n'
+        '{"item_a": "b", "item_b": "c", "winner": "a"}\n'
+        '{"item_a": "a", "item_b": "b", "winner": "b"}\n', encoding="utf-8")
+    code = main(["select", str(tmp_path / "items.csv"), "--oracle", str(tmp_path / "oracle.jsonl"),
+                 "--k", "1", "--budget", "2"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.startswith("error: oracle.jsonl: ordered pair ('a' shown first, 'b' "
+                                   "second) is recorded more than once (lines 1, 3)")
+
+
+def test_select_missing_budget_is_a_usage_error(capsys, oracle_files):
+    verdicts_path, items_path, _ = oracle_files
+    code = main(["select", str(items_path), "--oracle", str(verdicts_path), "--k", "5"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "--budget" in captured.err
+
+
+# --------------------------------------------------------------------------- demo, experiment
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_writes_results(tmp_path, capsys):
+    out = tmp_path / "demo"
+    code = main(["demo", "--out", str(out), "--oracles", "2"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "results written to" in captured.out
+    for name in ("fig3_recall_vs_budget.png", "summary.txt", "verdicts.jsonl", "items.csv"):
+        assert (out / name).is_file(), name
+    assert (out / "fig3_recall_vs_budget.png").read_bytes().startswith(PNG_MAGIC)
+    # the written tables are valid inputs of the loaders: two judges on 30 items
+    from fairjudge import load_items, load_verdicts
+    verdicts = load_verdicts(out / "verdicts.jsonl")
+    items = load_items(out / "items.csv")
+    assert len(items) == 30
+    assert sorted(verdicts["judge"].unique()) == ["cheap-biased", "unbiased"]
+    assert len(verdicts) == 2 * 30 * 29
+    assert (out / "summary.txt").read_text().strip()
+
+
+def test_experiment_topk_tiny(tmp_path, capsys):
+    out = tmp_path / "topk"
+    code = main(["experiment", "topk", "--oracles", "2", "--seeds", "1", "--budgets", "20,40",
+                 "--k-values", "5", "--large-n", "0", "--jobs", "1", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "results written to" in captured.out
+    budget = pd.read_csv(out / "budget.csv")
+    assert list(budget.columns) == ["oracle", "seed", "model", "rule", "budget", "recall"]
+    # Runs per oracle and seed: models (naive, bias-aware) x rules (topk, global,
+    # round-robin, random) = 8, plus the three score-ablation rules not in --rules
+    # (topk-no-variance, topk-no-informativeness, entropy) under bias-aware = 11.
+    # Recall is recorded at budgets 20 and 40 and at the default --ablation-budget 120
+    # (the loop runs to the largest checkpoint): 2 oracles x 1 seed x 11 x 3 = 66 rows.
+    assert len(budget) == 66
+    assert sorted(budget["budget"].unique().tolist()) == [20, 40, 120]
+    assert sorted(budget["oracle"].unique().tolist()) == [0, 1]
+    runs = budget.groupby(["model", "rule"]).size()
+    assert len(runs) == 11
+    assert (runs == 2 * 3).all()
+    naive_rules = set(budget.loc[budget["model"] == "naive", "rule"])
+    assert naive_rules == {"topk", "global", "round-robin", "random"}
+    assert budget["recall"].between(0, 1).all()
+    for name in ("fig2_naive_vs_truth.png", "fig3_recall_vs_budget.png",
+                 "fig4_spend_by_distance.png"):
+        assert (out / name).read_bytes().startswith(PNG_MAGIC), name
+
+
+def test_experiment_unknown_rule_exits_2(tmp_path, capsys):
+    code = main(["experiment", "topk", "--rules", "topk,bogus", "--out", str(tmp_path / "x")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "bogus" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_console_script_reports_bad_input_in_one_line(tmp_path):
+    script = Path(sys.executable).parent / "fairjudge"
+    assert script.is_file(), "the `fairjudge` console script is not installed in this venv"
+    path = tmp_path / "pairs.csv"
+    path.write_text("item_a,item_b,winner\nx,y,a\nx,x,b\n", encoding="utf-8")
+    proc = subprocess.run([str(script), "rank", str(path), "--k", "1"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("error: pairs.csv line 3: `item_a` and `item_b` are the same")
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -1,0 +1,257 @@
+"""The top-level API: ``fairjudge.rank`` and ``fairjudge.select``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairjudge
+from fairjudge import Outcome, Ranking, Selection
+from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputError
+from fairjudge.active import MatrixOracle
+from fairjudge.data import SimulatedJudge, matrix_to_verdicts, simulate_items
+
+BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high"]
+
+
+def _simulated(n_items=12, seed=3, bias=1.0, position=0.3):
+    items = simulate_items(n_items, rng=seed)
+    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(),
+                           bias=bias, position=position, rng=seed + 1)
+    matrix = judge.verdict_matrix()
+    return items, matrix, matrix_to_verdicts(matrix, items.index)
+
+
+# --------------------------------------------------------------------------- rank
+
+
+def test_rank_returns_a_ranking():
+    items, _, verdicts = _simulated()
+    result = fairjudge.rank(verdicts, items, k=5, n_samples=400)
+    assert isinstance(result, Ranking)
+    assert result.k == 5
+    assert len(result.topk) == 5 and all(isinstance(i, str) for i in result.topk)
+    for series in (result.scores, result.membership):
+        assert isinstance(series, pd.Series)
+        assert series.index.tolist() == items.index.tolist()
+    assert result.topk == result.scores.sort_values(ascending=False).index[:5].tolist()
+    assert result.membership.between(0, 1).all()
+    assert result.membership.sum() == pytest.approx(5.0, abs=1e-9)
+    # the five point-estimate winners are on average more likely in the top 5 than the rest
+    assert result.membership[result.topk].mean() > result.membership.drop(result.topk).mean()
+
+    assert list(result.bias.columns) == BIAS_COLUMNS
+    assert result.bias["name"].tolist() == ["verbose", "position"]
+    assert (result.bias["judge"] == "judge").all()
+    assert (result.bias["ci_low"] < result.bias["estimate"]).all()
+    assert (result.bias["estimate"] < result.bias["ci_high"]).all()
+    assert (result.bias["std_error"] > 0).all()
+
+
+def test_ranking_to_frame():
+    items, _, verdicts = _simulated()
+    result = fairjudge.rank(verdicts, items, k=5, n_samples=400)
+    frame = result.to_frame()
+    assert list(frame.columns) == ["rank", "score", "std_error", "membership", "in_topk"]
+    assert frame.index.name == "id"
+    assert set(frame.index) == set(items.index)
+    assert frame["score"].is_monotonic_decreasing
+    assert frame["rank"].tolist() == list(range(1, len(items) + 1))
+    assert int(frame["in_topk"].sum()) == 5
+    assert frame.index[frame["in_topk"]].tolist() == result.topk
+    assert (frame["std_error"] > 0).all()
+    np.testing.assert_allclose(frame.loc[result.scores.index, "score"], result.scores)
+
+
+def test_rank_recovers_quality_order_from_an_unbiased_judge():
+    items, _, verdicts = _simulated(n_items=20, seed=8, bias=0.0, position=0.0)
+    result = fairjudge.rank(verdicts, items, k=5, model="naive", n_samples=200)
+    rho = pd.Series(result.scores).corr(items["quality"], method="spearman")
+    assert rho > 0.8
+
+
+def _plain_item_frame(items):
+    """The item table as a user would build it: an ``id`` column, no pandas attrs."""
+    return pd.DataFrame({"id": list(items.index), "quality": items["quality"].to_numpy(),
+                         "verbose": items["verbose"].to_numpy()})
+
+
+def test_rank_reads_files_and_frames_alike(tmp_path):
+    items, _, verdicts = _simulated()
+    fairjudge.data.write_table(verdicts, tmp_path / "v.jsonl")
+    fairjudge.data.write_table(_plain_item_frame(items), tmp_path / "items.csv")
+    from_files = fairjudge.rank(tmp_path / "v.jsonl", tmp_path / "items.csv", k=3,
+                                n_samples=300, rng=1)
+    for frame in (items, _plain_item_frame(items)):
+        from_frames = fairjudge.rank(verdicts, frame, k=3, n_samples=300, rng=1)
+        assert from_files.topk == from_frames.topk
+        np.testing.assert_allclose(from_files.scores, from_frames.scores, rtol=1e-9,
+                                   atol=1e-12)
+        pd.testing.assert_series_equal(from_files.membership, from_frames.membership)
+        assert from_frames.bias["name"].tolist() == ["verbose", "position"]
+
+
+def test_rank_accepts_an_id_column_frame_derived_from_simulated_items():
+    # `simulate_items(...).reset_index()` is a valid item table (ids in the `id` column);
+    # pandas carries the `attrs` of the simulated table along, which must not make rank
+    # mistake it for an already-validated, id-indexed table.
+    items, _, verdicts = _simulated()
+    frame = items.reset_index()
+    assert "id" in frame.columns
+    result = fairjudge.rank(verdicts, frame, k=3, n_samples=200)
+    assert result.scores.index.tolist() == items.index.tolist()
+
+
+def test_rank_without_items_has_only_position_bias():
+    _, _, verdicts = _simulated()
+    result = fairjudge.rank(verdicts, k=3, n_samples=200)
+    assert result.bias["name"].tolist() == ["position"]
+
+
+def test_rank_with_selected_covariates():
+    items, _, verdicts = _simulated()
+    frame = _plain_item_frame(items)
+    frame["noise"] = np.arange(len(frame), dtype=float)
+    result = fairjudge.rank(verdicts, frame, k=3, covariates=["verbose"], n_samples=200)
+    assert result.bias["name"].tolist() == ["verbose", "position"]
+    assert result.diagnostics["covariates"] == ["verbose"]
+
+
+def test_rank_diagnostics():
+    items, _, verdicts = _simulated()
+    result = fairjudge.rank(verdicts, items, k=3, n_samples=200)
+    d = result.diagnostics
+    assert d["n_verdicts"] == len(verdicts) == 12 * 11
+    assert d["n_items"] == 12
+    assert d["components"] == 1
+    assert d["first_shown_win_rate"] == pytest.approx((verdicts["winner"] == "a").mean())
+
+
+@pytest.mark.parametrize("k", [0, 13, 2.0])
+def test_rank_rejects_bad_k(k):
+    items, _, verdicts = _simulated()
+    with pytest.raises(ValueError, match=r"`k` must be an integer between 1 and n_items=12"):
+        fairjudge.rank(verdicts, items, k=k)
+
+
+def test_rank_rejects_unknown_model():
+    _, _, verdicts = _simulated()
+    with pytest.raises(ValueError, match=r"`model` must be one of .*; got 'elo'"):
+        fairjudge.rank(verdicts, k=2, model="elo")
+
+
+def test_rank_warns_on_disconnected_comparisons():
+    verdicts = pd.DataFrame({
+        "item_a": ["a", "b", "c", "dog", "emu", "fox"],
+        "item_b": ["b", "c", "a", "emu", "fox", "dog"],
+        "winner": ["a", "a", "b", "a", "tie", "b"],
+    })
+    with pytest.warns(ComparisonGraphWarning) as record:
+        result = fairjudge.rank(verdicts, k=2, model="naive", n_samples=200)
+    graph_warnings = [w for w in record if issubclass(w.category, ComparisonGraphWarning)]
+    assert len(graph_warnings) == 1
+    message = str(graph_warnings[0].message)
+    assert "2 disconnected components" in message
+    assert "'a'" in message and "'dog'" in message
+    assert result.diagnostics["components"] == 2
+
+
+def test_rank_does_not_warn_on_connected_comparisons():
+    _, _, verdicts = _simulated()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ComparisonGraphWarning)
+        fairjudge.rank(verdicts, k=2, model="naive", n_samples=100)
+
+
+# --------------------------------------------------------------------------- select
+
+
+def _quality_oracle(items):
+    quality = items["quality"].to_dict()
+    calls = []
+
+    def oracle(first, second):
+        calls.append((first, second))
+        return "a" if quality[first] > quality[second] else "b"
+
+    return oracle, calls
+
+
+def test_select_with_callable_oracle():
+    items = simulate_items(12, rng=1)
+    oracle, calls = _quality_oracle(items)
+    result = fairjudge.select(items, oracle, k=3, budget=20, n_samples=300, rng=0)
+    assert isinstance(result, Selection)
+    queried = result.queried
+    assert len(queried) == 20
+    assert list(queried.columns) == ["step", "item_a", "item_b", "winner", "acquisition_score"]
+    assert queried["step"].tolist() == list(range(1, 21))
+    # the oracle was called once per query, in the order shown
+    assert calls == list(zip(queried["item_a"], queried["item_b"]))
+    quality = items["quality"]
+    expected = np.where(quality[queried["item_a"]].to_numpy() > quality[queried["item_b"]]
+                        .to_numpy(), "a", "b")
+    assert queried["winner"].tolist() == expected.tolist()
+    pairs = {frozenset(p) for p in zip(queried["item_a"], queried["item_b"])}
+    assert len(pairs) == 20
+    assert 20 in result.recall_at
+    assert 0.0 <= result.recall_at[20] <= 1.0
+    assert len(result.history) == 20
+    assert len(result.topk) == 3 and set(result.topk) <= set(items.index)
+    assert result.membership.index.tolist() == items.index.tolist()
+    assert result.membership.sum() == pytest.approx(3.0, abs=1e-9)
+    assert list(result.bias.columns) == BIAS_COLUMNS
+
+
+def test_select_records_checkpoints():
+    items = simulate_items(12, rng=1)
+    oracle, _ = _quality_oracle(items)
+    result = fairjudge.select(items, oracle, k=3, budget=24, checkpoints=(8, 16),
+                              n_samples=200, rng=0)
+    assert sorted(result.recall_at) == [8, 16, 24]
+
+
+def test_select_callable_may_return_outcomes():
+    items = simulate_items(8, rng=2)
+    result = fairjudge.select(items, lambda a, b: Outcome.TIE, k=2, budget=6, n_samples=100)
+    assert set(result.queried["winner"]) == {"tie"}
+
+
+def test_select_rejects_a_bad_oracle_answer():
+    items = simulate_items(8, rng=2)
+    with pytest.raises(FairjudgeInputError, match=r"the oracle returned 'first' for \("):
+        fairjudge.select(items, lambda a, b: "first", k=2, budget=4, n_samples=100)
+
+
+def test_select_replays_a_verdict_table_like_a_matrix_oracle():
+    items, matrix, verdicts = _simulated(n_items=10, seed=4)
+    from_table = fairjudge.select(items, verdicts, k=3, budget=15, n_samples=200, rng=5)
+    from_matrix = fairjudge.select(items, MatrixOracle(matrix), k=3, budget=15, n_samples=200,
+                                   rng=5)
+    pd.testing.assert_frame_equal(from_table.queried, from_matrix.queried)
+    ids = list(items.index)
+    for a, b, w in from_table.queried[["item_a", "item_b", "winner"]].itertuples(index=False):
+        assert matrix[ids.index(a), ids.index(b)] == {"a": 1.0, "b": 0.0}[w]
+
+
+def test_select_is_reproducible_for_a_seed():
+    items = simulate_items(12, rng=1)
+    oracle, _ = _quality_oracle(items)
+    a = fairjudge.select(items, oracle, k=3, budget=16, n_samples=200, rng=7)
+    b = fairjudge.select(items, oracle, k=3, budget=16, n_samples=200, rng=7)
+    pd.testing.assert_frame_equal(a.queried, b.queried)
+    pd.testing.assert_series_equal(a.membership, b.membership)
+
+
+def test_selection_to_dict():
+    items = simulate_items(10, rng=1)
+    oracle, _ = _quality_oracle(items)
+    result = fairjudge.select(items, oracle, k=2, budget=10, n_samples=100)
+    payload = result.to_dict()
+    assert payload["budget_spent"] == 10
+    assert payload["queried"] == result.queried[["item_a", "item_b", "winner"]].values.tolist()
+    assert payload["recall_at"] == {"10": result.recall_at[10]}
+    assert payload["topk"] == result.topk
