@@ -7,8 +7,10 @@ import sys
 import click
 
 from fairjudge._cli._common import run_guarded
+from fairjudge._cli.cache import cache
 from fairjudge._cli.demo import demo
 from fairjudge._cli.experiment import experiment
+from fairjudge._cli.judge import judge
 from fairjudge._cli.rank import rank
 from fairjudge._cli.select import select
 
@@ -23,6 +25,8 @@ cli.add_command(rank)
 cli.add_command(select)
 cli.add_command(demo)
 cli.add_command(experiment)
+cli.add_command(judge)
+cli.add_command(cache)
 
 
 def main(argv=None) -> int:

@@ -161,10 +161,15 @@ def run_active_topk(
     -------
     ActiveResult
     """
-    if n_items <= SMALL_PROBLEM:
+    settings = dict(k=k, budget=budget, covariates=covariates, covariate_names=covariate_names,
+                    rule=rule, model=model, refit_every=refit_every, allow_repeats=allow_repeats,
+                    n_samples=n_samples, prior_precision=prior_precision,
+                    bias_prior_precision=bias_prior_precision, true_quality=true_quality,
+                    checkpoints=checkpoints, item_ids=item_ids, rng=rng)
+    if isinstance(n_items, (int, np.integer)) and n_items <= SMALL_PROBLEM:
         with single_threaded_blas():
-            return _run_active_topk(**locals())
-    return _run_active_topk(**locals())
+            return _run_active_topk(oracle, n_items, **settings)
+    return _run_active_topk(oracle, n_items, **settings)
 
 
 # Below this pool size every matrix is small enough that BLAS threads only add overhead.

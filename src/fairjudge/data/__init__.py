@@ -7,6 +7,7 @@ Tables users hand in (verdicts, items) are validated here; the models receive
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons, encode_verdicts
 from fairjudge.data._io import load_items, load_verdicts, read_table, write_table
+from fairjudge.data._pairs import PAIR_COLUMNS, load_pairs
 from fairjudge.data._pools import QUESTION_TEMPLATE, controlled_pool, pool_question, pool_topics
 from fairjudge.data._schema import (TIE_SCORE, WINNER_VALUES, Outcome, check_verdict_items,
                                     validate_items, validate_verdicts)
@@ -14,6 +15,7 @@ from fairjudge.data._simulator import (SimulatedJudge, balanced_binary_covariate
                                        matrix_to_verdicts, simulate_items, verdicts_to_matrix)
 
 __all__ = [
+    "PAIR_COLUMNS",
     "QUESTION_TEMPLATE",
     "TIE_SCORE",
     "WINNER_VALUES",
@@ -26,6 +28,7 @@ __all__ = [
     "controlled_pool",
     "encode_verdicts",
     "load_items",
+    "load_pairs",
     "load_verdicts",
     "matrix_to_verdicts",
     "pool_question",

@@ -128,11 +128,15 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -
         Output of :func:`fairjudge.data.load_items`; fixes the item order and must contain
         every item the verdicts name. Without it, items are ordered by first appearance.
 
+    Rows without a winner (abstentions, invalid outputs) carry no preference and are left
+    out.
+
     Raises
     ------
     FairjudgeInputError
         If a verdict names an item that is not in ``items``.
     """
+    verdicts = verdicts[verdicts["winner"].notna()]  # abstentions and invalid outputs
     if items is not None:
         check_verdict_items(verdicts, items)
         index = pd.Index(items.index)

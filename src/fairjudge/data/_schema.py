@@ -11,6 +11,8 @@ column          required meaning
 ``judge``       no       judge name; defaults to ``"judge"``
 ``question_id`` no       groups comparisons that answer the same prompt
 ``weight``      no       positive finite weight of the verdict; defaults to 1
+``outcome_detail`` no    ``win``, ``tie``, ``abstain`` or ``invalid``; the last two carry
+                         an empty ``winner`` and are kept but never fitted
 =============== ======== ===============================================================
 
 An *item table* has one row per item: ``id``, optional ``text``, numeric covariate columns
@@ -65,6 +67,9 @@ class Outcome(str, Enum):
 
 
 WINNER_VALUES = (Outcome.A.value, Outcome.B.value, Outcome.TIE.value)
+#: Values of the optional ``outcome_detail`` column: a decisive verdict, a declared tie, an
+#: abstention by design (order-inconsistent pair) or an unparseable output.
+OUTCOME_DETAILS = ("win", "tie", "abstain", "invalid")
 ARENA_WINNERS = {
     "model_a": Outcome.A.value,
     "model_b": Outcome.B.value,
@@ -144,13 +149,35 @@ def validate_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
             f"{frame['item_a'].iloc[same]!r}; a comparison needs two different items"
         )
     winner = frame["winner"].astype("string").str.strip().str.lower()
-    bad = _first_bad((~winner.isin(WINNER_VALUES)).to_numpy(dtype=bool))
+    no_verdict = np.zeros(len(frame), dtype=bool)
+    if "outcome_detail" in frame.columns:
+        detail = frame["outcome_detail"].astype("string").str.strip().str.lower()
+        bad = _first_bad((~detail.isin(OUTCOME_DETAILS)).to_numpy(dtype=bool))
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `outcome_detail` must be one of "
+                f"{', '.join(OUTCOME_DETAILS)}; got {frame['outcome_detail'].iloc[bad]!r}")
+        # Abstentions and unparseable outputs are kept in the table with an empty winner.
+        no_verdict = detail.isin(("abstain", "invalid")).to_numpy(dtype=bool)
+        expected = detail.map({"win": "decisive", "tie": "tie"})
+        given = winner.map({"a": "decisive", "b": "decisive", "tie": "tie"})
+        clash = (~no_verdict) & (expected != given).fillna(True).to_numpy(dtype=bool)
+        clash |= no_verdict & winner.notna().to_numpy(dtype=bool)
+        bad = _first_bad(clash)
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `winner` {frame['winner'].iloc[bad]!r} does not "
+                f"match `outcome_detail` {frame['outcome_detail'].iloc[bad]!r} (win needs a or "
+                "b, tie needs tie, abstain and invalid need an empty winner)")
+        frame["outcome_detail"] = detail.astype(str)
+    bad = _first_bad(((~winner.isin(WINNER_VALUES)) & ~no_verdict).to_numpy(dtype=bool))
     if bad is not None:
         raise FairjudgeInputError(
             f"{_where(frame, bad)}: field `winner` must be one of a, b, tie; "
             f"got {frame['winner'].iloc[bad]!r}"
         )
-    frame["winner"] = winner.astype(str)
+    frame["winner"] = winner.where(~pd.Series(no_verdict, index=frame.index)).astype(object)
+    frame.loc[no_verdict, "winner"] = None
     if "judge" in frame.columns:
         missing = frame["judge"].isna()
         frame["judge"] = frame["judge"].astype("string").fillna(DEFAULT_JUDGE).astype(str)

@@ -161,7 +161,7 @@ def _check_common(comparisons: Comparisons, prior_precision: float) -> None:
 
 def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, scale: np.ndarray,
                      *, model: str, position: bool, prior_precision: float,
-                     bias_prior_precision, init=None, tol: float = 1e-9, max_iter: int = 100,
+                     bias_prior_precision, init=None, tol: float = 1e-7, max_iter: int = 100,
                      check_graph: bool = True) -> BTFit:
     """Fit Eq. (2) on already standardised covariates (shared by every estimator)."""
     if check_graph:
@@ -214,7 +214,7 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
 
 
 def bt_pairwise(comparisons: Comparisons, *, prior_precision: float = 1.0, init=None,
-                tol: float = 1e-9, max_iter: int = 100, check_graph: bool = True) -> BTFit:
+                tol: float = 1e-7, max_iter: int = 100, check_graph: bool = True) -> BTFit:
     """Naive Bradley–Terry MAP: ``P(a beats b) = sigmoid(theta_a - theta_b)``.
 
     Model: each verdict is Bernoulli with that probability, whoever was shown first; a tie
@@ -253,7 +253,7 @@ def bt_pairwise(comparisons: Comparisons, *, prior_precision: float = 1.0, init=
 
 def bias_aware_bt(comparisons: Comparisons, covariates=None, *, covariate_names=None,
                   position: bool = True, prior_precision: float = 1.0,
-                  bias_prior_precision=0.1, init=None, tol: float = 1e-9,
+                  bias_prior_precision=0.1, init=None, tol: float = 1e-7,
                   max_iter: int = 100, check_graph: bool = True) -> BTFit:
     """Bias-aware Bradley–Terry MAP with a Laplace posterior [bias-aware-active-topk §3].
 

@@ -110,7 +110,7 @@ class PenalisedBT:
         self._resid = np.empty(n_pairs)
         self._curv = np.empty(n_pairs)
         self._zc = np.empty((n_pairs, self.q))
-        self._hess = np.empty((self.n_params, self.n_params))
+        self._hess = np.empty((self.n_params, self.n_params), order="F")
         self._diag_prior = np.concatenate(
             [np.full(self.n_items, self.prior_precision), self.bias_prior_precision])
 
@@ -127,18 +127,24 @@ class PenalisedBT:
     def value(self, beta: np.ndarray) -> float:
         """Negative log-posterior (up to a constant)."""
         eta = self.linear_predictor(beta, out=self._eta)
+        return self._value_from_eta(beta, eta)
+
+    def _value_from_eta(self, beta: np.ndarray, eta: np.ndarray) -> float:
         nll = float(np.dot(self.pairs.n, np.logaddexp(0.0, eta)) - np.dot(self.pairs.wins, eta))
         theta, bias = beta[: self.n_items], beta[self.n_items:]
         return nll + 0.5 * self.prior_precision * float(theta @ theta) + 0.5 * float(
             np.dot(self.bias_prior_precision, bias * bias))
 
-    def gradient_hessian(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Analytic gradient (P,) and Hessian (P, P) of :meth:`value`.
+    def evaluate(self, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Value, gradient (P,) and the **lower triangle** of the Hessian (P, P).
 
-        The Hessian is a work buffer overwritten by the next call.
+        Only the lower triangle (and diagonal) is written: it is all a lower Cholesky
+        factorisation reads. The Hessian is a Fortran-ordered work buffer overwritten by the
+        next call (and by an in-place factorisation).
         """
         p, n_items, q = self.pairs, self.n_items, self.q
         eta = self.linear_predictor(beta, out=self._eta)
+        value = self._value_from_eta(beta, eta)
         prob = expit(eta, out=self._prob)
         resid = np.multiply(p.n, prob, out=self._resid)
         resid -= p.wins                                   # d nll / d eta
@@ -150,12 +156,12 @@ class PenalisedBT:
                           - np.bincount(p.second, resid, n_items))
         hess = self._hess
         hess.fill(0.0)
-        # Quality block: a weighted graph Laplacian.
+        # Quality block: a weighted graph Laplacian (off-diagonal cells at (hi, lo), hi > lo).
         link = np.bincount(self._unordered_inverse, curv)
-        hess[self._lo, self._hi] = -link
         hess[self._hi, self._lo] = -link
-        degree = np.bincount(self._lo, link, n_items) + np.bincount(self._hi, link, n_items)
-        hess[np.arange(n_items), np.arange(n_items)] = degree
+        diagonal = np.arange(n_items)
+        hess[diagonal, diagonal] = (np.bincount(self._lo, link, n_items)
+                                    + np.bincount(self._hi, link, n_items))
         if q:
             zc = self._zc
             np.multiply(self.bias_design, curv[:, None], out=zc)
@@ -164,55 +170,59 @@ class PenalisedBT:
                 z, first, second = self.bias_design[rows], p.first[rows], p.second[rows]
                 grad[start:start + q] = resid[rows] @ z
                 for m in range(q):
-                    # d^2 / (d theta d b_m): +curv z_m at the first item, -curv z_m at the second.
-                    hess[:n_items, start + m] = (np.bincount(first, zc[rows, m], n_items)
+                    # d^2 / (d b_m d theta): +curv z_m at the first item, -curv z_m at the second.
+                    hess[start + m, :n_items] = (np.bincount(first, zc[rows, m], n_items)
                                                  - np.bincount(second, zc[rows, m], n_items))
                 hess[start:start + q, start:start + q] = z.T @ zc[rows]
-            hess[n_items:, :n_items] = hess[:n_items, n_items:].T
         theta, bias = beta[:n_items], beta[n_items:]
         grad[:n_items] += self.prior_precision * theta
         grad[n_items:] += self.bias_prior_precision * bias
-        hess.flat[:: self.n_params + 1] += self._diag_prior
-        return grad, hess
+        hess[np.arange(self.n_params), np.arange(self.n_params)] += self._diag_prior
+        return value, grad, hess
+
+    def gradient_hessian(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Analytic gradient (P,) and full symmetric Hessian (P, P) of :meth:`value`."""
+        _, grad, lower = self.evaluate(beta)
+        lower = np.tril(lower)
+        return grad, lower + np.tril(lower, -1).T
 
     # -- solver -------------------------------------------------------------------------
-    def newton(self, init: np.ndarray | None = None, *, tol: float = 1e-9,
+    def newton(self, init: np.ndarray | None = None, *, tol: float = 1e-7,
                max_iter: int = 100) -> "NewtonResult":
         """Minimise by damped Newton steps (Armijo backtracking).
 
-        Stops when the largest parameter change of a full Newton step is below ``tol``;
-        convergence is quadratic near the optimum, so the final error is far below ``tol``.
+        Stops when the largest parameter change of a Newton step is below ``tol`` and takes
+        that last step: convergence is quadratic there, so the final error is of order
+        ``tol**2`` times the curvature ratio, far below ``tol``.
         """
         beta = np.zeros(self.n_params) if init is None else np.array(init, dtype=float)
-        f = self.value(beta)
+        f, grad, hess = self.evaluate(beta)
         converged = False
         n_iter = 0
+        factor = None
         for n_iter in range(1, max_iter + 1):
-            grad, hess = self.gradient_hessian(beta)
-            factor = linalg.cho_factor(hess, lower=True, check_finite=False)
+            factor = linalg.cho_factor(hess, lower=True, overwrite_a=True, check_finite=False)
             step = linalg.cho_solve(factor, grad, check_finite=False)
             if np.max(np.abs(step)) < tol:
-                # Within tolerance: take the full step (quadratic convergence makes the
-                # remaining error negligible) without a line search that rounding could fool.
                 beta = beta - step
                 converged = True
                 break
             decrement = float(grad @ step)
             t = 1.0
-            # Near the optimum (Newton decrement well below one nat) the full step is safe and
-            # an Armijo test would only compare rounding noise of a large objective.
-            while decrement > 0.1:
+            while True:
                 candidate = beta - t * step
-                f_new = self.value(candidate)
-                if f_new <= f - 0.25 * t * decrement or t < 1e-10:
+                f_new, grad_new, hess_new = self.evaluate(candidate)
+                # Near the optimum (Newton decrement well below one nat) the full step is
+                # safe, and an Armijo test would only compare rounding noise.
+                if (decrement <= 0.1 or f_new <= f - 0.25 * t * decrement
+                        or t < 1e-10):
                     break
                 t *= 0.5
-            beta = beta - t * step
-            f = self.value(beta)
+            beta, f, grad, hess = candidate, f_new, grad_new, hess_new
         if not converged:
-            grad, hess = self.gradient_hessian(beta)
-            factor = linalg.cho_factor(hess, lower=True, check_finite=False)
-        # On convergence the last Hessian was taken less than `tol` away from `beta`.
+            factor = linalg.cho_factor(self.evaluate(beta)[2], lower=True, overwrite_a=True,
+                                       check_finite=False)
+        # On convergence the last factor belongs to a point less than `tol` from `beta`.
         covariance = linalg.cho_solve(factor, np.eye(self.n_params), check_finite=False)
         covariance = 0.5 * (covariance + covariance.T)
         return NewtonResult(beta, covariance, f, n_iter, converged, float(np.max(np.abs(grad))))

@@ -1,0 +1,112 @@
+"""Pairs to be judged: questions and the two answers to compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._io import _as_frame, load_items
+from fairjudge.data._schema import _first_bad, _ids_as_str, _where
+
+PAIR_COLUMNS = ("id", "question_id", "question", "item_a", "item_b", "text_a", "text_b",
+                "reference")
+
+
+def load_pairs(source, *, questions=None, items=None) -> pd.DataFrame:
+    """Load and validate the pairs to judge.
+
+    Each record has ``id``, the question (``question``, or ``question_id`` with a
+    ``questions`` table of ``question_id`` and ``question``), the two answers ``a`` and
+    ``b`` (texts, or item ids when an ``items`` table with a ``text`` column is given), and
+    an optional ``reference`` answer.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``id``, ``question_id``, ``question``, ``item_a``, ``item_b`` (ids; for
+        inline texts ``<id>:a`` and ``<id>:b``), ``text_a``, ``text_b``, ``reference``
+        (None where absent), in the input's own a/b frame.
+
+    Raises
+    ------
+    FairjudgeInputError
+        Naming the file, line and field of the first bad record.
+    """
+    frame = _as_frame(source, "pairs")
+    src = frame.attrs.get("source", "pairs")
+    if len(frame) == 0:
+        raise FairjudgeInputError(f"{src}: no pairs found")
+    for field in ("id", "a", "b"):
+        if field not in frame.columns:
+            raise FairjudgeInputError(f"{src}: missing field `{field}`; a pair needs id, "
+                                      "question (or question_id), a, b")
+        bad = _first_bad(frame[field].isna().to_numpy())
+        if bad is not None:
+            raise FairjudgeInputError(f"{_where(frame, bad)}: field `{field}` is missing")
+    ids = _ids_as_str(frame["id"])
+    dup = ids.duplicated(keep=False).to_numpy(dtype=bool)
+    if dup.any():
+        rows = np.flatnonzero(ids.to_numpy() == ids.iloc[np.flatnonzero(dup)[0]])
+        unit = frame.attrs.get("location", "row")
+        raise FairjudgeInputError(
+            f"{src}: duplicate pair id {ids.iloc[rows[0]]!r} at {unit}s "
+            f"{', '.join(str(frame.index[r]) for r in rows[:4])}; ids must be unique")
+    out = pd.DataFrame({"id": ids.to_numpy()}, index=frame.index)
+    out.attrs = dict(frame.attrs)
+    if "question" in frame.columns:
+        question = frame["question"]
+        qid = _ids_as_str(frame["question_id"]) if "question_id" in frame.columns else ids
+    elif "question_id" in frame.columns:
+        if questions is None:
+            raise FairjudgeInputError(f"{src}: records give `question_id` but no questions "
+                                      "table was provided (--questions)")
+        table = _as_frame(questions, "questions")
+        for field in ("question_id", "question"):
+            if field not in table.columns:
+                raise FairjudgeInputError(f"{table.attrs.get('source')}: missing field "
+                                          f"`{field}`")
+        lookup = dict(zip(_ids_as_str(table["question_id"]), table["question"]))
+        qid = _ids_as_str(frame["question_id"])
+        bad = _first_bad((~qid.isin(list(lookup))).to_numpy(dtype=bool))
+        if bad is not None:
+            raise FairjudgeInputError(f"{_where(frame, bad)}: field `question_id` names "
+                                      f"unknown question {qid.iloc[bad]!r}")
+        question = qid.map(lookup)
+    else:
+        raise FairjudgeInputError(f"{src}: missing field `question` (or `question_id` with a "
+                                  "questions table)")
+    bad = _first_bad(question.isna().to_numpy() | (question.astype(str).str.strip() == ""))
+    if bad is not None:
+        raise FairjudgeInputError(f"{_where(frame, bad)}: field `question` is empty")
+    out["question_id"] = qid.to_numpy()
+    out["question"] = question.astype(str).to_numpy()
+    if items is not None:
+        table = load_items(items)
+        if "text" not in table.columns:
+            raise FairjudgeInputError(f"{table.attrs.get('source', 'items')}: answers given as "
+                                      "item ids need a `text` column in the item table")
+        for field, side in (("a", "item_a"), ("b", "item_b")):
+            ref = _ids_as_str(frame[field])
+            bad = _first_bad((~ref.isin(table.index)).to_numpy(dtype=bool))
+            if bad is not None:
+                raise FairjudgeInputError(
+                    f"{_where(frame, bad)}: field `{field}` names unknown item "
+                    f"{ref.iloc[bad]!r}; it is not in {table.attrs.get('source', 'the items')}")
+            out[side] = ref.to_numpy()
+            out[f"text_{field}"] = table.loc[ref, "text"].astype(str).to_numpy()
+    else:
+        out["item_a"] = [f"{i}:a" for i in ids]
+        out["item_b"] = [f"{i}:b" for i in ids]
+        out["text_a"] = frame["a"].astype(str).to_numpy()
+        out["text_b"] = frame["b"].astype(str).to_numpy()
+    for field in ("text_a", "text_b"):
+        bad = _first_bad((out[field].str.strip() == "").to_numpy(dtype=bool))
+        if bad is not None:
+            raise FairjudgeInputError(f"{_where(frame, bad)}: answer `{field[-1]}` is empty")
+    if "reference" in frame.columns:
+        out["reference"] = [r if isinstance(r, str) and r.strip() else None
+                            for r in frame["reference"]]
+    else:
+        out["reference"] = None
+    return out[list(PAIR_COLUMNS)]

@@ -1,0 +1,89 @@
+"""Anthropic Messages API backend."""
+
+from __future__ import annotations
+
+import os
+
+from fairjudge.judges._base import JudgeBackend, JudgeBackendError
+from fairjudge.judges._http import HTTPClient
+from fairjudge.judges._types import Completion, JudgeRequest, Usage
+
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+API_VERSION = "2023-06-01"
+
+
+class AnthropicBackend(JudgeBackend):
+    """Messages API over HTTP.
+
+    Temperature is never sent: some Claude models reject values other than the default, so
+    this backend has no temperature override (a request's temperature is not transmitted;
+    it still distinguishes cache entries, so an ensemble over temperatures makes distinct
+    calls). Extended thinking stays off; only ``text`` content blocks make up the answer.
+
+    Parameters
+    ----------
+    model : str
+    base_url : str
+        API root (``.../v1``); ``/messages`` is appended.
+    api_key_env : str
+        Environment variable holding the key.
+    max_tokens : int
+        Default completion budget when a request sets none (the API requires one).
+    timeout : float
+    max_connections : int
+    """
+
+    name = "anthropic"
+
+    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL,
+                 api_key_env: str = "ANTHROPIC_API_KEY", max_tokens: int = 1024,
+                 timeout: float = 60.0, max_connections: int = 0):
+        if not model:
+            raise ValueError("`model` is required for the anthropic backend")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.default_max_tokens = int(max_tokens)
+        key = os.environ.get(api_key_env)
+        if not key:
+            if self.base_url == DEFAULT_BASE_URL:
+                raise JudgeBackendError(f"set the {api_key_env} environment variable to call "
+                                        f"{self.base_url}")
+            key = "EMPTY"
+        self._headers = {"x-api-key": key, "anthropic-version": API_VERSION,
+                         "content-type": "application/json"}
+        self._http = HTTPClient(timeout=timeout, max_connections=max_connections)
+
+    def identity(self) -> dict:
+        return {"backend": self.name, "model": self.model}
+
+    def request_body(self, request: JudgeRequest) -> dict:
+        s = request.settings
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        body = {
+            "model": self.model,
+            "max_tokens": s.max_tokens or s.max_completion_tokens or self.default_max_tokens,
+            "messages": [{"role": m.role, "content": m.content}
+                         for m in request.messages if m.role != "system"],
+        }
+        if system:
+            body["system"] = system
+        return body
+
+    async def complete(self, request: JudgeRequest) -> Completion:
+        data, elapsed = await self._http.post_json(
+            f"{self.base_url}/messages", self._headers, self.request_body(request),
+            provider=f"anthropic:{self.model}")
+        blocks = data.get("content")
+        if not isinstance(blocks, list):
+            raise JudgeBackendError(f"anthropic:{self.model}: response without content: "
+                                    f"{str(data)[:200]}")
+        text = "".join(b.get("text", "") for b in blocks
+                       if isinstance(b, dict) and b.get("type") == "text")
+        usage = data.get("usage") or {}
+        return Completion(text=text,
+                          usage=Usage(int(usage.get("input_tokens") or 0),
+                                      int(usage.get("output_tokens") or 0)),
+                          latency=elapsed, finish_reason=data.get("stop_reason"))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

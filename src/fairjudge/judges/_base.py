@@ -1,0 +1,88 @@
+"""The judge backend interface, its errors, and the lazy backend registry."""
+
+from __future__ import annotations
+
+import abc
+import importlib
+
+from fairjudge.judges._types import Completion, JudgeRequest
+
+
+class JudgeBackendError(RuntimeError):
+    """A non-retryable provider error (bad request, authentication, unknown model)."""
+
+
+class RetryableError(RuntimeError):
+    """A transient failure worth retrying (429, 5xx, timeout, dropped connection, bad body).
+
+    ``retry_after`` holds the provider's ``Retry-After`` in seconds when it sent one.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class JudgeBackend(abc.ABC):
+    """An asynchronous judge: one :class:`JudgeRequest` in, one :class:`Completion` out.
+
+    Subclasses set ``name`` and ``model``, implement :meth:`complete`, and may override
+    :meth:`identity` to add output-changing settings. ``cacheable`` is False for backends
+    whose answers cost nothing to recompute (replay, simulated).
+    """
+
+    name: str = ""
+    model: str = ""
+    cacheable: bool = True
+
+    def identity(self) -> dict:
+        """What identifies this judge in a cache key: never credentials or endpoints."""
+        return {"backend": self.name, "model": self.model}
+
+    @property
+    def label(self) -> str:
+        """``backend:model``, used as the judge name in verdict tables."""
+        return f"{self.name}:{self.model}" if self.model else self.name
+
+    @abc.abstractmethod
+    async def complete(self, request: JudgeRequest) -> Completion:
+        """Answer one request. Raise :class:`RetryableError` or :class:`JudgeBackendError`."""
+
+    async def aclose(self) -> None:
+        """Release connections (called once at the end of a run)."""
+
+
+# name -> (module, class, extra that provides its dependencies or None)
+_REGISTRY = {
+    "openai": ("fairjudge.judges._openai", "OpenAIBackend", "openai"),
+    "anthropic": ("fairjudge.judges._anthropic", "AnthropicBackend", "anthropic"),
+    "hf": ("fairjudge.judges._hf", "HFBackend", "hf"),
+    "replay": ("fairjudge.judges._replay", "ReplayBackend", None),
+    "simulated": ("fairjudge.judges._simulated", "SimulatedBackend", None),
+}
+
+BACKENDS = tuple(_REGISTRY)
+
+
+def register_backend(name: str, module: str, cls: str, extra: str | None = None) -> None:
+    """Make a backend class available by name without importing it yet."""
+    _REGISTRY[name] = (module, cls, extra)
+
+
+def get_backend(name: str, **settings) -> JudgeBackend:
+    """Instantiate the backend called ``name`` with its settings.
+
+    The backend's module (and its optional dependencies) is imported only now; a missing
+    dependency raises ImportError naming the extra to install.
+    """
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown backend {name!r}; choose from {', '.join(_REGISTRY)}")
+    module, cls, extra = _REGISTRY[name]
+    try:
+        backend_cls = getattr(importlib.import_module(module), cls)
+    except ImportError as err:
+        if extra is None:
+            raise
+        raise ImportError(f"the `{name}` backend needs pip install 'fairjudge[{extra}]' "
+                          f"({err})") from None
+    return backend_cls(**settings)

@@ -1,0 +1,101 @@
+"""Shared HTTP plumbing for the provider backends (aiohttp)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from fairjudge.judges._base import JudgeBackendError, RetryableError
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+
+
+def _aiohttp():
+    try:
+        import aiohttp
+    except ImportError as err:  # pragma: no cover - exercised only without the extra
+        raise ImportError("provider backends need aiohttp: pip install 'fairjudge[openai]'") \
+            from err
+    return aiohttp
+
+
+def retry_after_seconds(headers) -> float | None:
+    """Seconds from ``Retry-After`` (or ``retry-after-ms``) headers, if present and numeric."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: fall back to exponential backoff
+
+
+class HTTPClient:
+    """A lazily created aiohttp session with connection reuse, and JSON POSTs that classify
+    failures as retryable or not."""
+
+    def __init__(self, *, timeout: float, max_connections: int = 0):
+        self.timeout = timeout
+        self.max_connections = max_connections
+        self._session = None
+
+    async def session(self):
+        if self._session is None or self._session.closed:
+            aiohttp = _aiohttp()
+            connector = aiohttp.TCPConnector(limit=self.max_connections, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=self.timeout),
+                json_serialize=json.dumps)
+        return self._session
+
+    async def post_json(self, url: str, headers: dict, body: dict, *, provider: str):
+        """POST ``body``; return ``(parsed JSON, seconds)`` or raise a classified error."""
+        aiohttp = _aiohttp()
+        session = await self.session()
+        start = time.perf_counter()
+        try:
+            async with session.post(url, headers=headers, json=body) as response:
+                text = await response.text()
+                status = response.status
+                retry_after = retry_after_seconds(response.headers)
+        except asyncio.TimeoutError:
+            raise RetryableError(f"{provider}: request timed out after {self.timeout:g} s") \
+                from None
+        except aiohttp.ClientError as err:
+            raise RetryableError(f"{provider}: connection error ({type(err).__name__}: {err})") \
+                from None
+        elapsed = time.perf_counter() - start
+        if status != 200:
+            message = _error_message(text)
+            if status in RETRYABLE_STATUS:
+                raise RetryableError(f"{provider}: HTTP {status} {message}",
+                                     retry_after=retry_after)
+            raise JudgeBackendError(f"{provider}: HTTP {status} {message}")
+        try:
+            return json.loads(text), elapsed
+        except json.JSONDecodeError:
+            raise RetryableError(f"{provider}: malformed JSON in a 200 response "
+                                 f"({text[:80]!r})") from None
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+
+
+def _error_message(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return text[:200]
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("code") or ""
+        return f"{kind}: {error.get('message', '')}".strip(": ")
+    return text[:200]

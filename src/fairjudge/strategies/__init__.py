@@ -1,0 +1,13 @@
+"""Debiasing strategies: which judge calls to make for a pair and how to combine them.
+
+B0 baseline; S1 position swap; S2 same-family ensemble; S3 cross-family ensemble; S4
+calibrated rubric; S5 chain of thought; S6 reference-guided; S7 combined full; S8 combined
+budget [debiasing-strategies-study §3.3]; CWO consistent wins only [position-bias-swap].
+"""
+
+from fairjudge.strategies._judging import JudgingResult, judge_pairs, judge_pairs_async
+from fairjudge.strategies._strategies import (STRATEGIES, Call, Strategy, get_strategy,
+                                              to_pair_frame)
+
+__all__ = ["STRATEGIES", "Call", "JudgingResult", "Strategy", "get_strategy", "judge_pairs",
+           "judge_pairs_async", "to_pair_frame"]

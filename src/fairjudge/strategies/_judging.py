@@ -1,0 +1,199 @@
+"""Judging a table of pairs with a strategy: plan calls, run them, aggregate."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from fairjudge.data._schema import Outcome
+from fairjudge.judges._base import JudgeBackend
+from fairjudge.judges._cache import VerdictCache
+from fairjudge.judges._prompts import load_templates
+from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
+from fairjudge.judges._types import GenerationSettings, JudgeRequest
+from fairjudge.strategies._strategies import Strategy, get_strategy, to_pair_frame
+
+_WINNER = {Outcome.A: "a", Outcome.B: "b", Outcome.TIE: "tie"}
+_DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.ABSTAIN: "abstain",
+           Outcome.INVALID: "invalid"}
+
+
+@dataclass(frozen=True)
+class JudgingResult:
+    """Outcome of :func:`judge_pairs`.
+
+    Attributes
+    ----------
+    calls : pandas.DataFrame
+        One row per call actually shown to a judge: a fairjudge verdict table (``item_a``
+        shown first) plus ``id`` (the pair), ``strategy``, ``order``, ``temperature``,
+        ``template``, ``template_version``, ``outcome_detail`` (win, tie or invalid),
+        ``cost`` (dollars, NaN without a price), tokens, latency, ``cached``,
+        ``p_a``/``p_b``/``p_tie`` when log-probabilities were available, ``raw`` and
+        ``detail``.
+    aggregate : pandas.DataFrame
+        One row per pair in the input's own a/b frame: ``id``, ``question_id``, ``item_a``,
+        ``item_b``, ``winner`` (empty for abstentions and invalid results),
+        ``outcome_detail`` (win, tie, abstain or invalid), ``strategy``, ``judge``,
+        ``n_calls``, ``cost``.
+    report : RunReport
+    incomplete : list of str
+        Pairs left without every planned call (spend cap reached, retries exhausted).
+    """
+
+    calls: pd.DataFrame
+    aggregate: pd.DataFrame
+    report: RunReport
+    incomplete: list
+
+
+async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], *,
+                            cache: VerdictCache | None = None,
+                            options: RunOptions = RunOptions(), seed: int = 0,
+                            settings: GenerationSettings = GenerationSettings(),
+                            templates: dict | None = None, template: str | None = None,
+                            report: RunReport | None = None) -> JudgingResult:
+    """Asynchronous :func:`judge_pairs` (backends stay open)."""
+    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    if not backends:
+        raise ValueError("at least one backend is needed")
+    templates = templates or load_templates()
+    prompt = templates[template or strategy.template]
+    report = report if report is not None else RunReport()
+    references = await _references(pairs, strategy, backends[0], templates, cache, options,
+                                   settings, report)
+    planned: list[list[tuple]] = [[] for _ in backends]  # per backend: (row, call, request)
+    for row in pairs.itertuples(index=False):
+        reference = row.reference if row.reference else references.get(row.question)
+        if strategy.needs_reference and not reference:
+            continue  # the reference could not be generated; reported below
+        for call in strategy.calls(row.id, seed=seed, n_backends=len(backends)):
+            shown = (row.item_a, row.item_b, row.text_a, row.text_b)
+            if call.order == "ba":
+                shown = (row.item_b, row.item_a, row.text_b, row.text_a)
+            temperature = settings.temperature if call.temperature is None else call.temperature
+            request = JudgeRequest(
+                messages=prompt.render(question=row.question, answer_a=shown[2],
+                                       answer_b=shown[3], reference=reference),
+                settings=replace(settings, temperature=temperature),
+                template=prompt.name, template_version=prompt.version, sample=call.sample,
+                metadata={"pair_id": row.id, "item_a": shown[0], "item_b": shown[1],
+                          "answer_a": shown[2], "answer_b": shown[3], "order": call.order})
+            planned[call.backend].append((row, call, request))
+    verdict_lists = await asyncio.gather(*[
+        execute_requests(backend, [p[2] for p in plan], cache=cache, options=options,
+                         report=report)
+        for backend, plan in zip(backends, planned)])
+    call_rows, by_pair, pair_cost = [], {}, {}
+    for backend, plan, verdicts in zip(backends, planned, verdict_lists):
+        price = (options.prices or {}).get(backend.model)
+        for (row, call, request), verdict in zip(plan, verdicts):
+            by_pair.setdefault(row.id, []).append((call, verdict, backend))
+            if verdict is None:
+                continue
+            probs = verdict.probabilities or {}
+            cost = price.cost(verdict.usage) if price else np.nan
+            pair_cost[row.id] = pair_cost.get(row.id, 0.0) + cost
+            call_rows.append({
+                "id": row.id, "question_id": row.question_id,
+                "item_a": request.metadata["item_a"], "item_b": request.metadata["item_b"],
+                "winner": _WINNER.get(verdict.outcome),
+                "outcome_detail": _DETAIL[verdict.outcome],
+                "judge": backend.label, "strategy": strategy.name, "order": call.order,
+                "temperature": request.settings.temperature, "sample": call.sample,
+                "template": request.template, "template_version": request.template_version,
+                "cost": cost,
+                "input_tokens": verdict.usage.input_tokens,
+                "output_tokens": verdict.usage.output_tokens,
+                "latency": verdict.latency, "cached": verdict.cached,
+                "p_a": probs.get("A", np.nan), "p_b": probs.get("B", np.nan),
+                "p_tie": probs.get("tie", np.nan), "raw": verdict.raw,
+                "detail": verdict.detail})
+    aggregate_rows, incomplete = [], []
+    for row in pairs.itertuples(index=False):
+        results = by_pair.get(row.id, [])
+        if not results or any(v is None for _, v, _ in results):
+            incomplete.append(row.id)
+            continue
+        outcome = strategy.aggregate([to_pair_frame(v.outcome, c.order) for c, v, _ in results])
+        aggregate_rows.append({
+            "id": row.id, "question_id": row.question_id, "item_a": row.item_a,
+            "item_b": row.item_b, "winner": _WINNER.get(outcome),
+            "outcome_detail": _DETAIL[outcome], "strategy": strategy.name,
+            "judge": "+".join(dict.fromkeys(b.label for _, _, b in results)),
+            "n_calls": len(results), "cost": pair_cost.get(row.id, np.nan)})
+    calls = pd.DataFrame(call_rows, columns=_CALL_COLUMNS)
+    aggregate = pd.DataFrame(aggregate_rows, columns=_AGGREGATE_COLUMNS)
+    return JudgingResult(calls, aggregate, report, incomplete)
+
+
+_CALL_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
+                 "strategy", "order", "temperature", "sample", "template", "template_version",
+                 "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
+                 "p_tie", "raw", "detail"]
+_AGGREGATE_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
+                      "strategy", "judge", "n_calls", "cost"]
+
+
+async def _references(pairs, strategy: Strategy, backend, templates, cache, options, settings,
+                      report) -> dict:
+    """Reference answers generated once per question (cached like any other call)."""
+    if not strategy.needs_reference:
+        return {}
+    missing = list(dict.fromkeys(q for q, r in zip(pairs["question"], pairs["reference"])
+                                 if not r))
+    if not missing:
+        return {}
+    prompt = templates["generate-reference"]
+    gen_settings = GenerationSettings(temperature=0.0 if settings.temperature is not None
+                                      else None,
+                                      max_tokens=settings.max_tokens or 1024,
+                                      max_completion_tokens=settings.max_completion_tokens)
+    requests = [JudgeRequest(messages=prompt.render(question=q), settings=gen_settings,
+                             template=prompt.name, template_version=prompt.version,
+                             kind="generate", metadata={"question": q}) for q in missing]
+    verdicts = await execute_requests(backend, requests, cache=cache, options=options,
+                                      report=report)
+    return {q: v.raw for q, v in zip(missing, verdicts)
+            if v is not None and v.outcome is Outcome.ABSTAIN}
+
+
+def judge_pairs(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], **kwargs
+                ) -> JudgingResult:
+    """Judge every pair with a strategy and aggregate the verdicts per pair.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        From :func:`fairjudge.data.load_pairs`.
+    strategy : str or Strategy
+        ``B0``, ``S1`` ... ``S8`` or ``CWO`` [debiasing-strategies-study §3.3,
+        position-bias-swap].
+    backends : list of JudgeBackend
+        The judge (several only for the cross-family ensemble S3).
+    cache : VerdictCache, optional
+    options : RunOptions
+    seed : int
+        Fixes the presentation order of single-order strategies: the order is a hash of
+        (pair id, strategy, seed), independent of concurrency and restarts.
+    settings : GenerationSettings
+    templates : dict, optional
+        From :func:`fairjudge.judges.load_templates` (user overrides).
+    template : str, optional
+        Use this template instead of the strategy's own.
+
+    Returns
+    -------
+    JudgingResult
+    """
+    async def main():
+        try:
+            return await judge_pairs_async(pairs, strategy, backends, **kwargs)
+        finally:
+            for backend in backends:
+                await backend.aclose()
+
+    return asyncio.run(main())
