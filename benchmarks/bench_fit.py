@@ -668,6 +668,13 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def _load_text() -> str:
+    try:
+        return "1/5/15-min load average " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "load average unavailable"
+
+
 def print_header(prior: float, sizes: list, seed: int) -> None:
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     print("fairjudge fit benchmark")
@@ -690,6 +697,8 @@ def print_header(prior: float, sizes: list, seed: int) -> None:
     print(f"prior   : lambda={prior:g} on theta (every method that allows it), "
           f"bias terms {BIAS_PRIOR:g} (standardised)")
     print(f"sizes   : {', '.join(f'{n}x{m}' for n, m in sizes)}")
+    print(f"load    : {_load_text()} at start (other processes share these cores; "
+          "timings are only as good as the machine is idle)")
     print(flush=True)
 
 
@@ -711,6 +720,9 @@ def print_notes(ref_notes: list) -> None:
     print("  sklearn : one-hot +1/-1 CSR design, standardised length difference and a "
           "position column both scaled by sqrt(lambda/0.1), C=1/lambda, no intercept: "
           "the same MAP problem as fairjudge's bias-aware fit.")
+    print(f"            scikit-learn's lbfgs also stops on a fixed relative ftol (64 eps), so a"
+          f" tol below {SKLEARN_TOL_EQUAL:g} does not improve max|dev| further.")
+    print(f"  load    : {_load_text()} at the end.")
     for note in ref_notes:
         print(f"  ref     : {note}")
 

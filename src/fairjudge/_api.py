@@ -65,6 +65,10 @@ class Ranking:
     level: float
     diagnostics: dict = field(default_factory=dict)
 
+    def win_probability(self, item_i: str, item_j: str) -> float:
+        """``P(item_i beats item_j)`` under a neutral presentation (bias terms excluded)."""
+        return float(1.0 / (1.0 + np.exp(-(self.scores[item_i] - self.scores[item_j]))))
+
     def to_frame(self) -> pd.DataFrame:
         """Per-item table sorted by score: rank, score, std_error, membership, in_topk."""
         sd = np.sqrt(np.clip(np.diag(self.fit.covariance), 0, None))

@@ -95,6 +95,7 @@ def test_verdict_is_the_arg_max_of_the_label_logits(model, tokenizer, tie_label)
         assert completion.finish_reason == "stop"
         assert completion.latency >= 0
         outcomes.add(completion.outcome)
+    assert {Outcome.A, Outcome.B} <= outcomes  # the arg max is exercised both ways
     assert backend.identity() == {"backend": "hf", "model": "custom", "labels": list(labels)}
 
 
@@ -233,3 +234,26 @@ def test_bad_requests_raise_backend_errors(model, tokenizer):
                                                   kind="rank")))
     with pytest.raises(JudgeBackendError, match="the model reads at most 256"):
         asyncio.run(backend.complete(verdict_request(" ".join(["cat"] * 300))))
+
+
+def test_a_failed_forward_pass_fails_its_batch_only(model, tokenizer, monkeypatch):
+    backend = HFBackend(model_object=model, tokenizer=tokenizer, batch_size=2)
+    forward = model.forward
+    state = {"calls": 0}
+
+    def failing_once(*args, **kwargs):
+        state["calls"] += 1
+        if state["calls"] == 1:
+            raise RuntimeError("out of memory")
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", failing_once)
+
+    async def main():
+        return await asyncio.gather(*(backend.complete(verdict_request(prompt(i)))
+                                      for i in range(4)), return_exceptions=True)
+
+    results = asyncio.run(main())
+    assert [type(r) for r in results[:2]] == [JudgeBackendError, JudgeBackendError]
+    assert "forward pass failed: RuntimeError: out of memory" in str(results[0])
+    assert all(r.outcome in (Outcome.A, Outcome.B) for r in results[2:])

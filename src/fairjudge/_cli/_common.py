@@ -11,6 +11,7 @@ import click
 import numpy as np
 
 from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
+from fairjudge.judges._base import JudgeBackendError
 
 
 def run_guarded(command: click.Command, argv) -> int:
@@ -37,6 +38,12 @@ def run_guarded(command: click.Command, argv) -> int:
     except ValueError as err:
         click.echo(f"error: {err}", err=True)
         return 2
+    except ImportError as err:  # an optional extra is missing; the message names it
+        click.echo(f"error: {err}", err=True)
+        return 2
+    except JudgeBackendError as err:
+        click.echo(f"error: {err}", err=True)
+        return 1
     return 0
 
 

@@ -5,7 +5,11 @@ Tables users hand in (verdicts, items) are validated here; the models receive
 """
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._benchmarks import (RecordedBenchmark, llmbar_subsets, load_alpacaeval,
+                                        load_judgebench, load_llmbar, load_prd,
+                                        shared_data_dir)
 from fairjudge.data._encode import Comparisons, encode_verdicts
+from fairjudge.data._features import text_features
 from fairjudge.data._io import load_items, load_verdicts, read_table, write_table
 from fairjudge.data._pairs import PAIR_COLUMNS, load_pairs
 from fairjudge.data._pools import QUESTION_TEMPLATE, controlled_pool, pool_question, pool_topics
@@ -22,19 +26,27 @@ __all__ = [
     "Comparisons",
     "FairjudgeInputError",
     "Outcome",
+    "RecordedBenchmark",
     "SimulatedJudge",
     "balanced_binary_covariate",
     "check_verdict_items",
     "controlled_pool",
     "encode_verdicts",
+    "llmbar_subsets",
+    "load_alpacaeval",
     "load_items",
+    "load_judgebench",
+    "load_llmbar",
     "load_pairs",
+    "load_prd",
     "load_verdicts",
     "matrix_to_verdicts",
     "pool_question",
     "pool_topics",
     "read_table",
+    "shared_data_dir",
     "simulate_items",
+    "text_features",
     "validate_items",
     "validate_verdicts",
     "verdicts_to_matrix",

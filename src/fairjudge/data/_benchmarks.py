@@ -74,7 +74,8 @@ _PRD_SCORES = {1: Outcome.A.value, 2: Outcome.B.value, 3: Outcome.TIE.value}
 # ``answer_<X>-vs-answer_<Y>-<reviewer>-reviewer[_-]threeclass.jsonl``; the vicuna-13b reviewer
 # files have no ``threeclass`` suffix. Lazy groups work because "-vs-answer_" and
 # "-<reviewer>-reviewer" are literal, so ``vicuna-13b`` is never split at its dash.
-_PRD_FILE = "^answer_(?P<x>.+?)-vs-answer_(?P<y>.+?)-{reviewer}-reviewer(?:[_-]threeclass)?\\.jsonl$"
+_PRD_FILE = ("^answer_(?P<x>.+?)-vs-answer_(?P<y>.+?)-{reviewer}-reviewer"
+             "(?:[_-]threeclass)?\\.jsonl$")
 
 _ALPACAEVAL_FILES = {
     "leaderboard": ("src/alpaca_eval/leaderboards/data_AlpacaEval_2/"
@@ -118,7 +119,7 @@ class RecordedBenchmark:
         unparseable, ``judge``, ``question_id``, ``pair_id`` (``pairs.id``), ``strategy``
         (prompting strategy), ``order`` (``"ab"`` if shown in the pair's frame, ``"ba"`` if
         swapped), ``outcome_detail`` in {``win``, ``tie``, ``invalid``} and ``raw`` (the judge's
-        raw text, ``<NA>`` when the file has none).
+        raw text; ``<NA>`` when the file holds none or an empty string).
     gold : pandas.DataFrame
         One row per pair with a ground-truth label, in the pair's frame: ``pair_id``,
         ``question_id``, ``item_a``, ``item_b`` and ``winner`` in {``a``, ``b``, ``tie``}
@@ -247,9 +248,13 @@ def _read_jsonl(path: Path) -> list[dict]:
 def _first_record(path: Path) -> dict:
     """The first JSON line of a file, to learn a run's judge before reading it in full."""
     with _open_text(_require(path)) as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if line.strip():
-                return json.loads(line)
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise FairjudgeInputError(
+                        f"{path.name} line {number}: not valid JSON ({err.msg})") from None
     raise FairjudgeInputError(f"{path.name}: file is empty (no JSON records)")
 
 
@@ -395,7 +400,7 @@ def load_llmbar(subset: str, *, judges=None, strategies=None, root=None) -> Reco
         (``output_2``); ``source`` is ``"output_1"``/``"output_2"``. Each judge run gives two
         verdicts per pair: ``swap = False`` shows ``(output_1, output_2)`` (order ``"ab"``)
         and ``swap = True`` shows ``(output_2, output_1)`` (order ``"ba"``); ``raw`` is the
-        completion text. Gold: ``label`` 1 -> ``a``, 2 -> ``b`` in the pair's frame.
+        completion text (``<NA>`` for the empty completions of filtered or failed calls). Gold: ``label`` 1 -> ``a``, 2 -> ``b`` in the pair's frame.
 
     Raises
     ------

@@ -9,6 +9,7 @@ details"]. Concurrent requests are batched into single forward passes.
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import threading
 import time
@@ -117,6 +118,7 @@ class HFBackend(JudgeBackend):
         self.batch_size = batch_size
         self.labels = labels
         self.tie_label = tie_label
+        self._names = labels + ((tie_label,) if tie_label else ())
         self.max_new_tokens = max_new_tokens
         self.device = device
         if tokenizer is None:
@@ -132,18 +134,16 @@ class HFBackend(JudgeBackend):
         pad = tokenizer.pad_token_id
         self._pad_id = pad if pad is not None else tokenizer.eos_token_id
         self._pad_id = self._pad_id if self._pad_id is not None else 0
-        self._label_ids = _label_token_ids(tokenizer, labels + ((tie_label,) if tie_label
-                                                                 else ()))
+        self._label_ids = _label_token_ids(tokenizer, self._names)
         self._context = getattr(getattr(self._model, "config", None),
                                 "max_position_embeddings", None)
         self._forward_extra = _forward_options(self._model)
         self._lock = threading.Lock()
-        self._queue: list = []
+        self._queue: collections.deque = collections.deque()
         self._flusher: asyncio.Task | None = None
 
     def identity(self) -> dict:
-        names = list(self.labels) + ([self.tie_label] if self.tie_label else [])
-        return {"backend": self.name, "model": self.model, "labels": names}
+        return {"backend": self.name, "model": self.model, "labels": list(self._names)}
 
     def render_prompt(self, messages) -> tuple[str, bool]:
         """The prompt text and whether it came from the chat template.
@@ -179,9 +179,8 @@ class HFBackend(JudgeBackend):
             return await asyncio.to_thread(self._generate, ids, budget)
         probabilities, latency = await self._enqueue(ids)
         best = max(range(len(probabilities)), key=probabilities.__getitem__)
-        names = self.labels + ((self.tie_label,) if self.tie_label else ())
         return Completion(
-            text=names[best], usage=Usage(input_tokens=len(ids), output_tokens=0),
+            text=self._names[best], usage=Usage(input_tokens=len(ids), output_tokens=0),
             latency=latency, probabilities=dict(zip(_KEYS, probabilities)),
             finish_reason="stop", outcome=_OUTCOMES[best])
 
@@ -201,27 +200,24 @@ class HFBackend(JudgeBackend):
             await asyncio.sleep(0)
             batch = []
             while self._queue and len(batch) < self.batch_size:
-                ids, future = self._queue.pop(0)
+                ids, future = self._queue.popleft()
                 if not future.done():  # cancelled callers (e.g. a closed loop) are dropped
                     batch.append((ids, future))
             if not batch:
                 continue
             try:
                 rows, latency = await asyncio.to_thread(self._score, [b[0] for b in batch])
-            except BaseException as err:
-                failure = err
-                if not isinstance(err, (JudgeBackendError, asyncio.CancelledError)):
-                    failure = JudgeBackendError(f"hf:{self.model}: forward pass failed: "
-                                                f"{type(err).__name__}: {err}")
+            except Exception as err:
+                failure = JudgeBackendError(f"hf:{self.model}: forward pass failed: "
+                                            f"{type(err).__name__}: {err}")
                 for _, future in batch:
                     if not future.done():
-                        if isinstance(failure, asyncio.CancelledError):
-                            future.cancel()
-                        else:
-                            future.set_exception(failure)
-                if isinstance(err, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
-                    raise
+                        future.set_exception(failure)
                 continue
+            except BaseException:  # cancelled (loop shutting down) or interrupted
+                for _, future in batch:
+                    future.cancel()
+                raise
             for (_, future), row in zip(batch, rows):
                 if not future.done():
                     future.set_result((row, latency))

@@ -1,0 +1,82 @@
+"""The judge and cache commands (simulated and replay backends; no network)."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from fairjudge._cli import main
+
+
+@pytest.fixture
+def pairs_file(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    with open(path, "w") as handle:
+        for i in range(30):
+            handle.write(json.dumps({"id": f"p{i}", "question": f"Q{i}?", "a": "brief",
+                                     "b": "a much longer and more elaborate answer " * (i % 3)
+                                     + "end"}) + "\n")
+    return path
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_judge_writes_calls_and_aggregate(tmp_path, pairs_file, capsys):
+    out = tmp_path / "v.jsonl"
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--strategy", "S1",
+                        "--out", out, "--cache", tmp_path / "c.sqlite", "--no-progress"], capsys)
+    assert code == 0, err
+    calls = pd.read_json(out, lines=True)
+    aggregate = pd.read_json(tmp_path / "v.aggregate.jsonl", lines=True)
+    assert len(calls) == 60 and len(aggregate) == 30
+    assert set(calls["order"]) == {"ab", "ba"}
+    assert {"id", "strategy", "outcome_detail", "cost", "item_a", "item_b", "winner",
+            "judge"} <= set(calls.columns)
+    assert "60 calls" in err and "wrote" in err
+
+
+def test_same_seed_same_orders_whatever_the_concurrency(tmp_path, pairs_file, capsys):
+    orders = []
+    for concurrency, seed in ((1, 4), (32, 4), (8, 5)):
+        out = tmp_path / f"v{concurrency}{seed}.jsonl"
+        code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--out", out,
+                            "--seed", seed, "--concurrency", concurrency, "--cache",
+                            tmp_path / f"c{concurrency}{seed}.sqlite", "--no-progress"], capsys)
+        assert code == 0, err
+        orders.append(pd.read_json(out, lines=True).set_index("id")["order"].sort_index())
+    pd.testing.assert_series_equal(orders[0], orders[1])
+    assert not orders[0].equals(orders[2])
+
+
+def test_json_report_and_cache_commands(tmp_path, pairs_file, capsys):
+    cache = tmp_path / "c.sqlite"
+    code, out, _ = run(["judge", pairs_file, "--backend", "simulated", "--strategy", "CWO",
+                        "--out", tmp_path / "v.csv", "--cache", cache, "--json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert report["pairs"] == 30 and report["report"]["requested"] == 60
+    assert sum(report["outcomes"].values()) == 30
+    # The simulated backend is free to recompute, so it does not fill the cache.
+    code, out, _ = run(["cache", "stats", "--cache", cache, "--json"], capsys)
+    assert code == 0 and json.loads(out)["entries"] == 0
+    code, _, err = run(["cache", "stats", "--cache", tmp_path / "nope.sqlite"], capsys)
+    assert code == 2 and "no cache at" in err
+
+
+def test_usage_errors_are_one_line(tmp_path, pairs_file, capsys):
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--strategy", "S9",
+                        "--out", tmp_path / "v.jsonl"], capsys)
+    assert code == 2 and err.strip() == ("error: unknown strategy 'S9'; choose from B0, S1, "
+                                         "S2, S3, S4, S5, S6, S7, S8, CWO")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "question": "q", "a": "x"}\n')
+    code, _, err = run(["judge", bad, "--backend", "simulated", "--out", tmp_path / "v.jsonl"],
+                       capsys)
+    assert code == 2 and "bad.jsonl: missing field `b`" in err and "Traceback" not in err
+    code, _, err = run(["judge", pairs_file, "--backend", "openai", "--out",
+                        tmp_path / "v.jsonl"], capsys)
+    assert code == 2 and "--backend openai needs --model" in err

@@ -1,0 +1,196 @@
+"""OpenAI and Anthropic backends against a real loopback server, through the runner."""
+
+import asyncio
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("aiohttp", reason="provider backends need the [openai] extra (aiohttp)")
+
+from fairjudge.data import Outcome, load_pairs  # noqa: E402
+from fairjudge.judges import (GenerationSettings, JudgeBackendError, JudgeRequest, Message,  # noqa: E402
+                              PriceTable, Price, RunOptions, RunReport, VerdictCache,
+                              execute_requests, get_backend, run_requests)
+from fairjudge.judges.testing import FakeProviderServer, FaultPlan, call_key, judge_prompt  # noqa: E402
+from fairjudge.strategies import judge_pairs  # noqa: E402
+
+FAST = RunOptions(concurrency=16, backoff_base=0.001, backoff_max=0.01)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeProviderServer(first_slot_lean=0.1, seed=0) as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch, server):
+    monkeypatch.setenv("TEST_KEY", "sk-test-secret")
+    server.faults = FaultPlan()
+
+
+def openai(server, **kw):
+    return get_backend("openai", model="judge-mini", base_url=server.base_url,
+                       api_key_env="TEST_KEY", **kw)
+
+
+def anthropic(server, **kw):
+    return get_backend("anthropic", model="claude-test", base_url=server.base_url,
+                       api_key_env="TEST_KEY", **kw)
+
+
+def letter_request(a, b, **settings):
+    text = judge_prompt("Q?", a, b)
+    return JudgeRequest(messages=(Message("user", text),), template="letter",
+                        template_version="1", settings=GenerationSettings(**settings))
+
+
+def make_pairs(n, seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return load_pairs(pd.DataFrame([
+        {"id": f"p{i}", "question": f"Question {i}?",
+         "a": " ".join(["alpha"] * int(rng.integers(3, 60))),
+         "b": " ".join(["beta"] * int(rng.integers(3, 60)))} for i in range(n)]))
+
+
+def test_openai_verdicts_usage_and_logprobs(server):
+    requests = [letter_request("short", "a much longer answer here", logprobs=5),
+                letter_request("a much longer answer here", "short", logprobs=5)]
+    verdicts = run_requests(openai(server), requests, options=FAST)
+    assert [v.outcome for v in verdicts] == [Outcome.B, Outcome.A]
+    assert verdicts[0].usage.input_tokens > 0 and verdicts[0].usage.output_tokens > 0
+    probs = verdicts[0].probabilities
+    assert set(probs) == {"A", "B", "tie"} and probs["B"] > probs["A"]
+    assert sum(probs.values()) == pytest.approx(1.0)
+
+
+def test_anthropic_never_sends_temperature(server):
+    # The fake server rejects any request carrying `temperature` with HTTP 400.
+    verdicts = run_requests(anthropic(server), [letter_request("x", "y y y", temperature=0.7)],
+                            options=FAST)
+    assert verdicts[0].outcome is Outcome.B
+    body = anthropic(server).request_body(letter_request("x", "y", temperature=0.7))
+    assert "temperature" not in body and body["max_tokens"] == 1024
+
+
+def test_reasoning_budget_exhausted_is_invalid_never_a_side(server):
+    report = RunReport()
+    verdicts = run_requests(openai(server), [letter_request("a", "b b", max_completion_tokens=2)],
+                            options=FAST, report=report)
+    assert verdicts[0].outcome is Outcome.INVALID
+    assert "completion budget ran out" in verdicts[0].detail
+    assert report.invalid == 1
+
+
+def test_authentication_error_stops_the_run(server, monkeypatch):
+    monkeypatch.delenv("TEST_KEY")
+    backend = get_backend("openai", model="m", base_url=server.base_url, api_key_env="TEST_KEY")
+    backend._headers.pop("Authorization")
+    with pytest.raises(JudgeBackendError, match="HTTP 401"):
+        run_requests(backend, [letter_request("a", "b")], options=FAST)
+
+
+def test_missing_key_for_the_real_endpoint_is_an_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(JudgeBackendError, match="set the OPENAI_API_KEY environment variable"):
+        get_backend("openai", model="gpt-4o-mini")
+
+
+def test_faults_are_retried_to_the_same_verdicts(server, tmp_path):
+    """Acceptance: with 20% of requests answered 429 or 500, a 500-pair run completes with
+    the same verdicts as a fault-free run."""
+    pairs = make_pairs(500)
+    clean = judge_pairs(pairs, "B0", [openai(server)], options=FAST, seed=3,
+                        cache=VerdictCache(tmp_path / "clean.sqlite"))
+    server.faults = FaultPlan(rate_429=0.1, rate_500=0.1, retry_after=0.001)
+    before = server.request_count()
+    faulty = judge_pairs(pairs, "B0", [openai(server)], options=FAST, seed=3,
+                         cache=VerdictCache(tmp_path / "faulty.sqlite"))
+    assert faulty.report.retries > 50 and faulty.report.failed == 0
+    assert server.request_count() - before == 500 + faulty.report.retries
+    pd.testing.assert_frame_equal(clean.aggregate, faulty.aggregate)
+
+
+@pytest.mark.parametrize("fault", [FaultPlan(malformed_rate=0.3), FaultPlan(drop_rate=0.3),
+                                   FaultPlan(rate_529=0.3)])
+def test_malformed_bodies_drops_and_overload_are_retried(server, fault):
+    server.faults = fault
+    report = RunReport()
+    requests = [letter_request("x " * i, "y " * (40 - i)) for i in range(1, 40)]
+    verdicts = run_requests(anthropic(server), requests, options=FAST, report=report)
+    assert all(v is not None and v.outcome in (Outcome.A, Outcome.B) for v in verdicts)
+    assert report.retries > 0 and report.failed == 0
+
+
+def test_slow_answers_hit_the_timeout_and_are_retried(server):
+    server.faults = FaultPlan(slow_rate=0.5, slow_seconds=1.0, max_faults_per_call=1)
+    report = RunReport()
+    backend = openai(server, timeout=0.3)
+    verdicts = run_requests(backend, [letter_request("a", f"b {i}") for i in range(10)],
+                            options=FAST, report=report)
+    assert all(v is not None for v in verdicts)
+    assert report.retries > 0
+
+
+def test_retries_give_up_after_max_retries(server):
+    server.faults = FaultPlan(rate_500=1.0)
+    report = RunReport()
+    options = RunOptions(max_retries=2, backoff_base=0.001, backoff_max=0.001)
+    verdicts = run_requests(openai(server), [letter_request("a", "b")], options=options,
+                            report=report)
+    assert verdicts == [None] and report.failed == 1 and report.retries == 2
+    assert "gave up after 3 attempts" in report.errors[0]
+
+
+def test_retry_after_is_honoured(server):
+    server.faults = FaultPlan(rate_429=1.0, retry_after=0.3, max_faults_per_call=1)
+    report = RunReport()
+    import time
+    start = time.perf_counter()
+    run_requests(openai(server), [letter_request("a", "bb")], options=FAST, report=report)
+    assert time.perf_counter() - start >= 0.3 and report.retries == 1
+
+
+def test_spend_cap_stops_before_it_is_exceeded(server, tmp_path):
+    pairs = make_pairs(200, seed=1)
+    prices = PriceTable({"judge-mini": Price(1000.0, 4000.0)})  # dollars per million tokens
+    options = RunOptions(concurrency=8, max_cost=5.0, prices=prices, backoff_base=0.001)
+    result = judge_pairs(pairs, "S1", [openai(server)], options=options,
+                         settings=GenerationSettings(temperature=0.0, max_tokens=400),
+                         cache=VerdictCache(tmp_path / "c.sqlite"))
+    report = result.report
+    assert report.stopped_by_cap and 0 < report.fresh < 400
+    assert report.cost <= 5.0
+    paid = sum(prices["judge-mini"].cost(v) for v in [])  # nothing else was charged
+    assert paid == 0
+    assert result.calls["cost"].sum() == pytest.approx(report.cost)
+    assert len(result.incomplete) > 0
+
+
+def test_identical_requests_are_sent_once(server):
+    before = server.request_count()
+    request = letter_request("same", "pair here")
+    verdicts = run_requests(openai(server), [request] * 5, options=FAST)
+    assert server.request_count() - before == 1 and len({v.key for v in verdicts}) == 1
+
+
+def test_cached_rerun_sends_nothing(server, tmp_path):
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    requests = [letter_request("a " * i, "b " * 3) for i in range(1, 30)]
+    first = run_requests(openai(server), requests, cache=cache, options=FAST)
+    before = server.request_count()
+    report = RunReport()
+    second = run_requests(openai(server), requests, cache=cache, options=FAST, report=report)
+    assert server.request_count() == before and report.cache_hits == 29
+    assert [v.outcome for v in first] == [v.outcome for v in second]
+
+
+def test_server_sees_the_request_we_meant(server):
+    backend = openai(server)
+    request = letter_request("a", "b", temperature=0.3, max_tokens=7, json_response=True)
+    body = backend.request_body(request)
+    assert body["temperature"] == 0.3 and body["max_tokens"] == 7
+    assert body["response_format"] == {"type": "json_object"}
+    asyncio.run(execute_requests(backend, [request], options=FAST))
+    assert server.counts[call_key(body)] >= 1
