@@ -18,8 +18,9 @@ test: $(BIN)/python
 	$(BIN)/python -m pytest -q
 
 bench: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet -e '.[bench,openai]'
 	$(BIN)/python benchmarks/bench_fit.py
+	$(BIN)/python benchmarks/bench_judge.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
