@@ -7,10 +7,13 @@ import sys
 import click
 
 from fairjudge._cli._common import run_guarded
+from fairjudge._cli.audit import audit
 from fairjudge._cli.cache import cache
+from fairjudge._cli.compare import compare
 from fairjudge._cli.demo import demo
 from fairjudge._cli.experiment import experiment
 from fairjudge._cli.judge import judge
+from fairjudge._cli.probes import probes
 from fairjudge._cli.rank import rank
 from fairjudge._cli.select import select
 
@@ -27,6 +30,9 @@ cli.add_command(demo)
 cli.add_command(experiment)
 cli.add_command(judge)
 cli.add_command(cache)
+cli.add_command(compare)
+cli.add_command(audit)
+cli.add_command(probes)
 
 
 def main(argv=None) -> int:

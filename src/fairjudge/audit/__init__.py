@@ -1,5 +1,41 @@
-"""Judge audits: position consistency, slot preference, agreement with gold labels."""
+"""Judge audits and strategy comparisons, with intervals on every figure.
 
-from fairjudge.audit._position import first_position_rate, gold_accuracy, position_consistency
+Position metrics [position-bias-swap], covariate bias and self-preference from natural data,
+agreement with gold, strategy comparison [debiasing-strategies-study], and the external
+validity of covariate correction [bias-aware-active-topk §6]. Controlled probes live in
+:mod:`fairjudge.audit.probes`.
+"""
 
-__all__ = ["first_position_rate", "gold_accuracy", "position_consistency"]
+from fairjudge.audit._audit import JudgeAudit, audit_verdicts
+from fairjudge.audit._compare import Comparison, compare_verdicts
+from fairjudge.audit._covariates import CovariateBias, covariate_bias, item_features
+from fairjudge.audit._external import ExternalValidity, external_validity
+from fairjudge.audit._gold import gold_choice, load_gold
+from fairjudge.audit._position import (consistency_by_gap, first_position_rate, gold_accuracy,
+                                       pair_consistency, position_consistency,
+                                       repetition_stability)
+from fairjudge.audit._self import DEFAULT_FAMILIES, SelfPreference, model_family, self_preference
+
+__all__ = [
+    "DEFAULT_FAMILIES",
+    "Comparison",
+    "CovariateBias",
+    "ExternalValidity",
+    "JudgeAudit",
+    "SelfPreference",
+    "audit_verdicts",
+    "compare_verdicts",
+    "consistency_by_gap",
+    "covariate_bias",
+    "external_validity",
+    "first_position_rate",
+    "gold_accuracy",
+    "gold_choice",
+    "item_features",
+    "load_gold",
+    "model_family",
+    "pair_consistency",
+    "position_consistency",
+    "repetition_stability",
+    "self_preference",
+]

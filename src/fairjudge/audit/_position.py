@@ -36,13 +36,7 @@ def position_consistency(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot:
     The interval is a percentile bootstrap over pairs [position-bias-swap, "position
     consistency"].
     """
-    units = _unit_keys(verdicts)
-    first = units.drop_duplicates(["judge", "question", "lo", "hi", "shown_lo_first"])
-    both = first.groupby(["judge", "question", "lo", "hi"])["choice"].agg(["count", "nunique"])
-    both = both[both["count"] == 2]
-    choices = first.set_index(["judge", "question", "lo", "hi"])["choice"]
-    invalid = choices.eq("=invalid").groupby(level=[0, 1, 2, 3]).any()
-    consistent = (both["nunique"] == 1) & ~invalid.reindex(both.index).fillna(False)
+    consistent = pair_consistency(verdicts)["consistent"]
     return bootstrap_mean(consistent.to_numpy(dtype=float), level=level, n_boot=n_boot, rng=rng)
 
 
@@ -59,6 +53,80 @@ def first_position_rate(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: 
                           n_boot=n_boot, rng=rng)
 
 
+def repetition_stability(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
+                         rng=0) -> Estimate:
+    """Share of repeated identical calls (same pair, same order) that got the same verdict.
+
+    Groups are verdicts with the same judge, question, ``item_a`` and ``item_b`` (so the
+    same order shown); a group with at least two verdicts is stable when all agree (invalid
+    outputs count as a verdict of their own). Without repeats the estimate is NaN with
+    ``n = 0`` [position-bias-swap, "repetition stability"].
+    """
+    units = _unit_keys(verdicts)
+    units["first"] = verdicts["item_a"].to_numpy()
+    groups = units.groupby(["judge", "question", "lo", "hi", "first"])["choice"]
+    sizes = groups.size()
+    stable = (groups.nunique() == 1)[sizes >= 2]
+    return bootstrap_mean(stable.to_numpy(dtype=float), level=level, n_boot=n_boot, rng=rng)
+
+
+def pair_consistency(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per pair judged in both orders: ``lo``, ``hi`` (item ids), ``question``, ``judge`` and
+    ``consistent`` (same winner in both orders; an invalid output is inconsistent)."""
+    units = _unit_keys(verdicts)
+    first = units.drop_duplicates(["judge", "question", "lo", "hi", "shown_lo_first"])
+    grouped = first.groupby(["judge", "question", "lo", "hi"])["choice"]
+    table = pd.DataFrame({"count": grouped.size(), "nunique": grouped.nunique(),
+                          "invalid": grouped.agg(lambda c: (c == "=invalid").any())})
+    table = table[table["count"] == 2]
+    table["consistent"] = (table["nunique"] == 1) & ~table["invalid"]
+    return table[["consistent"]].reset_index()
+
+
+def consistency_by_gap(verdicts: pd.DataFrame, quality, *, bins=4, level: float = 0.95,
+                       n_boot: int = 2000, rng=0) -> pd.DataFrame:
+    """Position consistency as a function of the quality gap between the two answers.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        Verdicts in both orders.
+    quality : pandas.Series
+        Item id -> quality score (ground truth or human rating).
+    bins : int or sequence
+        Quantile bins of ``|quality_a - quality_b|`` (an int) or explicit bin edges.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin: ``gap_low``, ``gap_high``, ``estimate``, ``ci_low``, ``ci_high``,
+        ``n``. The study behind [position-bias-swap] finds consistency lowest for close pairs.
+    """
+    pairs = pair_consistency(verdicts)
+    q = pd.Series(quality)
+    q.index = q.index.astype(str)
+    missing = ~pairs["lo"].isin(q.index) | ~pairs["hi"].isin(q.index)
+    if missing.any():
+        raise ValueError(f"`quality` has no score for item "
+                         f"{pairs.loc[missing, 'lo'].iloc[0]!r} or its partner")
+    gap = (q.reindex(pairs["lo"]).to_numpy() - q.reindex(pairs["hi"]).to_numpy())
+    pairs["gap"] = np.abs(gap.astype(float))
+    if isinstance(bins, (int, np.integer)):
+        edges = np.unique(np.quantile(pairs["gap"], np.linspace(0, 1, bins + 1)))
+    else:
+        edges = np.asarray(bins, dtype=float)
+    labels = np.clip(np.searchsorted(edges, pairs["gap"], side="right") - 1, 0,
+                     len(edges) - 2)
+    rows = []
+    for b in range(len(edges) - 1):
+        values = pairs.loc[labels == b, "consistent"].to_numpy(dtype=float)
+        if values.size:
+            est = bootstrap_mean(values, level=level, n_boot=n_boot, rng=rng)
+            rows.append({"gap_low": float(edges[b]), "gap_high": float(edges[b + 1]),
+                         **est.as_dict()})
+    return pd.DataFrame(rows)
+
+
 def gold_accuracy(verdicts: pd.DataFrame, gold: pd.DataFrame, *, level: float = 0.95,
                   n_boot: int = 2000, rng=0) -> Estimate:
     """Share of verdicts that name the gold winner (ties scored by exact label match).
@@ -70,20 +138,12 @@ def gold_accuracy(verdicts: pd.DataFrame, gold: pd.DataFrame, *, level: float = 
 
     Raises
     ------
-    ValueError
-        If a verdict's pair has no gold label.
+    FairjudgeInputError
+        If a verdict's pair has no gold label (naming the verdict's file and line).
     """
-    g = gold.copy()
-    g["lo"] = np.minimum(g["item_a"], g["item_b"])
-    g["hi"] = np.maximum(g["item_a"], g["item_b"])
-    g["gold_choice"] = np.where(g["winner"] == "a", g["item_a"],
-                                np.where(g["winner"] == "b", g["item_b"], "=tie"))
-    units = _unit_keys(verdicts)
-    merged = units.merge(g[["lo", "hi", "gold_choice"]].drop_duplicates(["lo", "hi"]),
-                         on=["lo", "hi"], how="left")
-    missing = merged["gold_choice"].isna().to_numpy()
-    if missing.any():
-        row = units.iloc[int(np.flatnonzero(missing)[0])]
-        raise ValueError(f"no gold label for the pair ({row['lo']!r}, {row['hi']!r})")
-    correct = (merged["choice"] == merged["gold_choice"]).to_numpy(dtype=float)
+    from fairjudge.audit._gold import gold_choice
+
+    truth = gold_choice(verdicts, gold)
+    winner = verdicts["winner"].astype("string").fillna("").to_numpy(dtype=object)
+    correct = (winner == truth.to_numpy(dtype=object)).astype(float)
     return bootstrap_mean(correct, level=level, n_boot=n_boot, rng=rng)

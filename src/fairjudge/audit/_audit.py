@@ -1,0 +1,126 @@
+"""One audit per judge, gathering every metric that the data allow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from fairjudge.audit._covariates import CovariateBias, covariate_bias
+from fairjudge.audit._position import (consistency_by_gap, first_position_rate, gold_accuracy,
+                                       position_consistency, repetition_stability)
+from fairjudge.audit._self import SelfPreference, self_preference
+from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+
+
+@dataclass(frozen=True)
+class JudgeAudit:
+    """Every measurement of one judge (``None`` where the data do not allow it).
+
+    Attributes
+    ----------
+    judge : str
+    n_verdicts : int
+    invalid_rate : Estimate
+        Share of calls whose output could not be parsed.
+    position_consistency, first_position_rate, repetition_stability : Estimate
+        [position-bias-swap]; repetition stability is NaN without repeated calls.
+    accuracy : Estimate or None
+        Agreement with gold (exact label match), when gold labels are given.
+    length_bias, markdown_bias : Estimate or None
+        Logistic preference for longer / more formatted answers, beyond gold when gold is
+        given (logits per doubling; see :func:`covariate_bias`), when items are given.
+    covariates : CovariateBias or None
+    self_preference : SelfPreference or None
+        When items carry a ``source`` column.
+    consistency_by_gap : pandas.DataFrame or None
+        When items carry a ``quality`` column.
+    """
+
+    judge: str
+    n_verdicts: int
+    invalid_rate: Estimate
+    position_consistency: Estimate
+    first_position_rate: Estimate
+    repetition_stability: Estimate
+    accuracy: Estimate | None = None
+    length_bias: Estimate | None = None
+    markdown_bias: Estimate | None = None
+    covariates: CovariateBias | None = None
+    self_preference: SelfPreference | None = None
+    consistency_by_gap: pd.DataFrame | None = None
+
+    def to_dict(self) -> dict:
+        def est(e):
+            return None if e is None else e.as_dict()
+
+        out = {"judge": self.judge, "n_verdicts": self.n_verdicts,
+               "invalid_rate": est(self.invalid_rate),
+               "position_consistency": est(self.position_consistency),
+               "first_position_rate": est(self.first_position_rate),
+               "repetition_stability": est(self.repetition_stability),
+               "accuracy": est(self.accuracy), "length_bias": est(self.length_bias),
+               "markdown_bias": est(self.markdown_bias)}
+        if self.covariates is not None:
+            out["preferences"] = self.covariates.preferences.to_dict(orient="records")
+            out["covariate_model"] = self.covariates.coefficients.to_dict(orient="records")
+        if self.self_preference is not None:
+            sp = self.self_preference
+            out["self_preference"] = {"family": sp.family, "judge_rate": est(sp.judge_rate),
+                                      "gold_rate": est(sp.gold_rate), "excess": est(sp.excess)}
+        if self.consistency_by_gap is not None:
+            out["consistency_by_gap"] = self.consistency_by_gap.to_dict(orient="records")
+        return out
+
+
+def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
+                   gold: pd.DataFrame | None = None, families: dict | None = None,
+                   level: float = 0.95, n_boot: int = 2000, rng=0) -> dict[str, JudgeAudit]:
+    """Audit every judge in a verdict table.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        Validated verdicts (``item_a`` shown first); pairs judged in both orders feed the
+        position metrics, repeated identical calls the repetition stability.
+    items : pandas.DataFrame, optional
+        Indexed by id: ``text`` (or length/markdown columns) for covariate bias, ``source``
+        for self-preference, ``quality`` for consistency by quality gap.
+    gold : pandas.DataFrame, optional
+        Gold labels, for accuracy and the gold-adjusted bias.
+    families : dict, optional
+        Model-family fragments for self-preference.
+
+    Returns
+    -------
+    dict of str -> JudgeAudit
+    """
+    judges = verdicts["judge"].astype(str) if "judge" in verdicts.columns else pd.Series(
+        "judge", index=verdicts.index)
+    audits = {}
+    for judge in sorted(judges.unique()):
+        v = verdicts[(judges == judge).to_numpy()]
+        invalid = v["winner"].isna().to_numpy(dtype=float)
+        kwargs = {"level": level, "n_boot": n_boot, "rng": rng}
+        audit = {
+            "judge": judge, "n_verdicts": len(v),
+            "invalid_rate": bootstrap_mean(invalid, **kwargs),
+            "position_consistency": position_consistency(v, **kwargs),
+            "first_position_rate": first_position_rate(v, **kwargs),
+            "repetition_stability": repetition_stability(v, **kwargs),
+        }
+        if gold is not None:
+            audit["accuracy"] = gold_accuracy(v, gold, **kwargs)
+        if items is not None:
+            if "text" in items.columns or "length" in items.columns:
+                cov = covariate_bias(v, items, gold, **kwargs)
+                audit.update(covariates=cov, length_bias=cov.length_bias,
+                             markdown_bias=cov.markdown_bias)
+            if "source" in items.columns:
+                audit["self_preference"] = self_preference(v, items, judge=judge,
+                                                           families=families, gold=gold,
+                                                           **kwargs)
+            if "quality" in items.columns:
+                audit["consistency_by_gap"] = consistency_by_gap(v, items["quality"], **kwargs)
+        audits[judge] = JudgeAudit(**audit)
+    return audits

@@ -1,0 +1,265 @@
+"""Comparing strategies or judges on the same pairs against gold labels
+[debiasing-strategies-study §3.5, §4.2, Appendix D, H; Tables 1, 3, 4, 5]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.audit._gold import _pair_keys, gold_choice
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything :func:`compare_verdicts` measured.
+
+    Attributes
+    ----------
+    names : list of str
+        Configurations in input order; the first is the baseline.
+    table : pandas.DataFrame
+        One row per configuration: agreement and kappa with intervals, ``n``, verdict
+        counts (a, b, tie, abstain, invalid) and tie rate, cost per evaluation, McNemar
+        against the baseline (``b``, ``c``, statistic, p, exact p, Holm-adjusted p) and the
+        minimum detectable effect at this ``n``.
+    mixed : pandas.DataFrame or None
+        Mixed-effects logistic regression of correctness on configuration with an instance
+        random intercept (``None`` if it could not be fitted; ``mixed_error`` says why).
+    pareto : list of str
+        Configurations on the cost-agreement Pareto front (needs costs).
+    recommendation : str
+        A recommendation derived from these measurements, with its evidence.
+    n_instances : int
+    """
+
+    names: list
+    table: pd.DataFrame
+    mixed: pd.DataFrame | None
+    pareto: list
+    recommendation: str
+    n_instances: int
+    mixed_error: str = ""
+
+    def to_dict(self) -> dict:
+        out = {}
+        for row in self.table.itertuples():
+            out[row.name] = {
+                "agreement": {"estimate": row.agreement, "ci_low": row.agreement_ci_low,
+                              "ci_high": row.agreement_ci_high, "n": row.n},
+                "kappa": {"estimate": row.kappa, "ci_low": row.kappa_ci_low,
+                          "ci_high": row.kappa_ci_high, "n": row.n},
+                "verdicts": {"a": row.n_a, "b": row.n_b, "tie": row.n_tie,
+                             "abstain": row.n_abstain, "invalid": row.n_invalid,
+                             "tie_rate": row.tie_rate},
+                "cost_per_eval": row.cost_per_eval,
+                "mcnemar": None if row.name == self.names[0] else {
+                    "baseline": self.names[0], "b": row.mcnemar_b, "c": row.mcnemar_c,
+                    "statistic": row.mcnemar_statistic, "p_value": row.mcnemar_p,
+                    "exact_p_value": row.mcnemar_exact_p, "p_holm": row.p_holm,
+                    "mde": row.mde},
+                "pareto": row.name in self.pareto,
+            }
+        return {"baseline": self.names[0], "n_instances": self.n_instances,
+                "configurations": out,
+                "mixed_effects": None if self.mixed is None else
+                self.mixed.to_dict(orient="records"),
+                "mixed_effects_error": self.mixed_error or None,
+                "pareto": self.pareto, "recommendation": self.recommendation}
+
+
+def _instances(table: pd.DataFrame, ordered: bool) -> pd.Series:
+    key = _pair_keys(table)
+    if ordered:
+        key = key + "\x1f" + table["item_a"].astype(str)
+    return key
+
+
+def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = None,
+                     level: float = 0.95, n_boot: int = 2000, rng=0) -> Comparison:
+    """Compare configurations (strategies or judges) judged on the same pairs.
+
+    Each table holds one configuration's verdicts, one per instance: a pair (one row per
+    pair, e.g. an aggregate table) or, when some table has several rows per pair, an
+    ordered pair (the order shown). Correctness is the exact label match with gold (a tie
+    is right only against a gold tie; abstentions and invalid outputs are wrong), as in
+    the study's Appendix D. The first table is the baseline for McNemar's test
+    (continuity-corrected, with the exact binomial p and Holm–Bonferroni over all
+    comparisons) and for the mixed-effects regression.
+
+    Parameters
+    ----------
+    tables : dict of str -> pandas.DataFrame
+        Verdict tables (validated), keyed by configuration name.
+    gold : pandas.DataFrame
+        Gold labels (see :func:`load_gold`).
+    costs : dict of str -> float, optional
+        Dollars per evaluation; defaults to the mean per-instance ``cost`` column of each
+        table when present.
+
+    Raises
+    ------
+    FairjudgeInputError
+        If a table holds several judges or strategies, if a verdict's pair has no gold
+        label, or if the tables do not cover the same instances.
+    """
+    from fairjudge.stats._agreement import agreement, cohens_kappa
+    from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar, mcnemar_mde
+
+    if len(tables) < 1:
+        raise ValueError("`tables` needs at least one verdict table")
+    names = list(tables)
+    for name, table in tables.items():
+        for column in ("judge", "strategy"):
+            if column in table.columns and table[column].nunique() > 1:
+                values = ", ".join(map(str, table[column].unique()[:4]))
+                raise FairjudgeInputError(
+                    f"{table.attrs.get('source', name)}: holds verdicts of several "
+                    f"{column}s ({values}); compare one configuration per file")
+    ordered = any(_pair_keys(t).duplicated().any() for t in tables.values())
+    keyed = {}
+    for name, table in tables.items():
+        keys = _instances(table, ordered)
+        dup = keys.duplicated().to_numpy()
+        if dup.any():
+            row = int(np.flatnonzero(dup)[0])
+            raise FairjudgeInputError(
+                f"{table.attrs.get('source', name)} {table.attrs.get('location', 'row')} "
+                f"{table.index[row]}: a second verdict for the same pair in the same order; "
+                "give one verdict per instance (an aggregate table)")
+        truth = gold_choice(table, gold)
+        winner = table["winner"].astype("string").fillna("").to_numpy(dtype=object)
+        detail = (table["outcome_detail"].astype(str).to_numpy() if "outcome_detail" in
+                  table.columns else np.where(winner == "", "invalid", "win"))
+        keyed[name] = pd.DataFrame({"winner": winner, "gold": truth.to_numpy(),
+                                    "detail": detail,
+                                    "cost": table["cost"].to_numpy(dtype=float)
+                                    if "cost" in table.columns else np.nan},
+                                   index=keys.to_numpy())
+    common = keyed[names[0]].index
+    for name in names[1:]:
+        other = keyed[name].index
+        if set(other) != set(common):
+            extra = len(set(other) - set(common))
+            missing = len(set(common) - set(other))
+            raise FairjudgeInputError(
+                f"{tables[name].attrs.get('source', name)}: covers different pairs than "
+                f"{tables[names[0]].attrs.get('source', names[0])} ({extra} extra, {missing} "
+                "missing); compare configurations on the same pairs")
+    for name in names:
+        keyed[name] = keyed[name].loc[common]
+    n = len(common)
+    correct = {name: (k["winner"] == k["gold"]).to_numpy(dtype=float) for name, k in keyed.items()}
+    rows = []
+    for name in names:
+        k = keyed[name]
+        pred = np.where(k["winner"] == "", None, k["winner"]).astype(object)
+        agree = agreement(pred, k["gold"].to_numpy(dtype=object), level=level, n_boot=n_boot,
+                          rng=rng)
+        kappa = cohens_kappa(pred, k["gold"].to_numpy(dtype=object), level=level,
+                             n_boot=n_boot, rng=rng)
+        cost = (costs or {}).get(name, float(np.nanmean(k["cost"])) if
+                                 np.isfinite(k["cost"]).any() else np.nan)
+        row = {"name": name, "n": n, "agreement": agree.estimate,
+               "agreement_ci_low": agree.ci_low, "agreement_ci_high": agree.ci_high,
+               "kappa": kappa.estimate, "kappa_ci_low": kappa.ci_low,
+               "kappa_ci_high": kappa.ci_high,
+               "n_a": int((k["winner"] == "a").sum()), "n_b": int((k["winner"] == "b").sum()),
+               "n_tie": int((k["winner"] == "tie").sum()),
+               "n_abstain": int((k["detail"] == "abstain").sum()),
+               "n_invalid": int(((k["winner"] == "") & (k["detail"] != "abstain")).sum()),
+               "cost_per_eval": cost}
+        row["tie_rate"] = row["n_tie"] / n
+        if name != names[0]:
+            test = mcnemar(correct[names[0]], correct[name])
+            row.update({"mcnemar_b": test.b, "mcnemar_c": test.c,
+                        "mcnemar_statistic": test.statistic, "mcnemar_p": test.p_value,
+                        "mcnemar_exact_p": test.exact_p_value,
+                        "mde": mcnemar_mde(n, max((test.b + test.c) / n, 1.0 / n))})
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for column in ("mcnemar_b", "mcnemar_c", "mcnemar_statistic", "mcnemar_p", "mcnemar_exact_p",
+                   "mde"):
+        if column not in table.columns:
+            table[column] = np.nan
+    table["p_holm"] = np.nan
+    tested = table["mcnemar_p"].notna().to_numpy()
+    if tested.any():
+        table.loc[tested, "p_holm"] = holm_bonferroni(table.loc[tested, "mcnemar_p"].to_numpy())
+    mixed, mixed_error = _mixed_effects(correct, names, common)
+    pareto = _pareto(table)
+    recommendation = _recommend(table, correct, names)
+    return Comparison(names, table, mixed, pareto, recommendation, n, mixed_error)
+
+
+def _mixed_effects(correct, names, instances):
+    if len(names) < 2:
+        return None, "needs at least two configurations"
+    from fairjudge.stats._mixed import strategy_effects
+
+    y = np.concatenate([correct[n] for n in names])
+    strategy = np.repeat(names, len(instances))
+    instance = np.tile(np.arange(len(instances)), len(names))
+    try:
+        fit = strategy_effects(y, strategy, instance, baseline=names[0])
+    except (ValueError, np.linalg.LinAlgError, FloatingPointError) as err:
+        return None, str(err)
+    return fit.to_frame(), ""
+
+
+def _pareto(table: pd.DataFrame) -> list:
+    """Configurations no other beats on both cost (lower) and agreement (higher)."""
+    if not np.isfinite(table["cost_per_eval"]).all():
+        return []
+    front = []
+    for row in table.itertuples():
+        dominated = ((table["cost_per_eval"] <= row.cost_per_eval)
+                     & (table["agreement"] >= row.agreement)
+                     & ((table["cost_per_eval"] < row.cost_per_eval)
+                        | (table["agreement"] > row.agreement))).any()
+        if not dominated:
+            front.append(row.name)
+    return front
+
+
+def _recommend(table: pd.DataFrame, correct: dict, names: list) -> str:
+    """Pick the cheapest configuration statistically indistinguishable from the best one."""
+    from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar
+
+    if len(names) == 1:
+        return f"only one configuration ({names[0]}); nothing to compare"
+    best = table.loc[table["agreement"].idxmax()]
+    others = [n for n in names if n != best["name"]]
+    tests = {n: mcnemar(correct[best["name"]], correct[n]) for n in others}
+    adjusted = dict(zip(others, holm_bonferroni([tests[n].p_value for n in others])))
+    tied = [best["name"]] + [n for n in others if adjusted[n] >= ALPHA]
+    costed = table.set_index("name")["cost_per_eval"]
+    if costed[tied].notna().all():
+        choice = min(tied, key=lambda n: (costed[n], -table.set_index("name").loc[n,
+                                                                                    "agreement"]))
+    else:
+        choice = best["name"]
+    base = table.iloc[0]
+    evidence = (f"{best['name']} has the highest agreement with gold "
+                f"({best['agreement']:.3f} [{best['agreement_ci_low']:.3f}, "
+                f"{best['agreement_ci_high']:.3f}], n = {int(best['n'])}).")
+    if len(tied) > 1:
+        evidence += (" Not distinguishable from it by McNemar's test after Holm correction "
+                     f"(alpha {ALPHA}): {', '.join(t for t in tied if t != best['name'])}.")
+    if choice != best["name"]:
+        evidence += f" {choice} is the cheapest of these (${costed[choice]:.4g} per evaluation)."
+    if choice != names[0]:
+        row = table.set_index("name").loc[choice]
+        evidence += (f" Against the baseline {names[0]} ({base['agreement']:.3f}): b = "
+                     f"{int(row['mcnemar_b'])}, c = {int(row['mcnemar_c'])}, Holm p = "
+                     f"{row['p_holm']:.2g}")
+        if row["p_holm"] >= ALPHA:
+            evidence += (f" -- not significant; the minimum detectable effect at this n is "
+                         f"about {row['mde'] * 100:.1f} points, so a smaller gain would go "
+                         "unseen")
+        evidence += "."
+    return f"use {choice}. " + evidence

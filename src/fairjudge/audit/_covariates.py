@@ -1,0 +1,182 @@
+"""Covariate bias from natural data: does the judge prefer longer or more formatted answers
+more than gold does? [debiasing-strategies-study §3.5; AlpacaEval's evaluator leaderboard
+"P(prefer longer / lists / first)"]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairjudge.audit._gold import gold_choice
+from fairjudge.data._features import text_features
+from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._intervals import normal_interval
+
+MARKDOWN_FEATURES = ("md_headers", "md_list_items", "md_bold", "md_code_blocks")
+
+
+def item_features(items: pd.DataFrame) -> pd.DataFrame:
+    """Length and markdown counts per item: from ``text`` when present, else from columns
+    named like :func:`fairjudge.data.text_features` output."""
+    if "text" in items.columns:
+        features = text_features(items["text"])
+        features.index = items.index
+        return features
+    needed = ("length",)
+    missing = [c for c in needed if c not in items.columns]
+    if missing:
+        raise ValueError("covariate bias needs item texts (a `text` column) or at least a "
+                         "`length` column in the item table")
+    out = items[[c for c in ("length", "markdown", *MARKDOWN_FEATURES)
+                 if c in items.columns]].astype(float)
+    if "markdown" not in out.columns:
+        present = [c for c in MARKDOWN_FEATURES if c in out.columns]
+        out["markdown"] = out[present].sum(axis=1) if present else 0.0
+    return out
+
+
+@dataclass(frozen=True)
+class CovariateBias:
+    """Judge preference for presentation features, with and without gold as a regressor.
+
+    Attributes
+    ----------
+    coefficients : pandas.DataFrame
+        One row per (model, term): ``model`` ("judge" or "judge | gold"), ``term``, ``coef``,
+        ``std_error``, ``ci_low``, ``ci_high`` (logits; length and markdown terms per unit of
+        ``log2((x_first + 1) / (x_second + 1))``, i.e. per doubling; ``first_slot`` is the
+        first-position preference).
+    length_bias, markdown_bias : Estimate
+        The length and total-markdown coefficients of the model that includes gold when
+        gold is available (preference beyond what gold explains), else of the judge model.
+    preferences : pandas.DataFrame
+        P(prefer longer), P(prefer more list items), P(prefer more markdown), P(prefer
+        first) for the judge and, where available, for gold on the same pairs, with
+        bootstrap intervals and the judge-minus-gold difference.
+    """
+
+    coefficients: pd.DataFrame
+    length_bias: Estimate
+    markdown_bias: Estimate
+    preferences: pd.DataFrame
+
+
+def _log_ratio(first, second) -> np.ndarray:
+    return np.log2((np.asarray(first, float) + 1.0) / (np.asarray(second, float) + 1.0))
+
+
+def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFrame | None = None,
+                   *, l2: float = 1e-3, level: float = 0.95, n_boot: int = 2000,
+                   rng=0) -> CovariateBias:
+    """Logistic model of the judge's choice on presentation differences and slot.
+
+    Model (one row per verdict, ties as y = 0.5, invalid outputs dropped)::
+
+        logit P(first-shown chosen) = kappa + b_len * dlen + b_md * dmd [+ g * gold]
+
+    with ``dlen = log2((len_first + 1) / (len_second + 1))`` (words) and ``dmd`` the same
+    for the total count of markdown markers; ``gold`` is +1 / -1 / 0 when gold prefers the
+    first-shown / second-shown answer / neither. With the gold term, ``b_len`` measures how
+    much more the judge rewards length than the gold labels do. A second fit splits
+    markdown into headers, list items, bold and code blocks. ``l2`` is a tiny ridge that
+    keeps separable data finite. Intervals are Wald intervals from the Laplace covariance.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        One judge's verdicts (``item_a`` shown first).
+    items : pandas.DataFrame
+        Indexed by item id, with ``text`` or feature columns.
+    gold : pandas.DataFrame, optional
+        Gold labels (see :func:`fairjudge.audit.load_gold`).
+    """
+    from fairjudge.stats._logistic import logistic_regression
+
+    features = item_features(items)
+    valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
+    missing = ~valid["item_a"].isin(features.index) | ~valid["item_b"].isin(features.index)
+    if missing.any():
+        item = valid.loc[missing.to_numpy(), "item_a"].iloc[0]
+        raise ValueError(f"item {item!r} (or its partner) is not in the item table")
+    fa = features.reindex(valid["item_a"]).reset_index(drop=True)
+    fb = features.reindex(valid["item_b"]).reset_index(drop=True)
+    y = valid["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float)
+    design = {"first_slot": np.ones(len(valid)),
+              "length": _log_ratio(fa["length"], fb["length"]),
+              "markdown": _log_ratio(fa["markdown"], fb["markdown"])}
+    split = {"first_slot": design["first_slot"], "length": design["length"]}
+    for name in MARKDOWN_FEATURES:
+        if name in fa.columns:
+            split[name] = _log_ratio(fa[name], fb[name])
+    truth = None
+    if gold is not None:
+        truth = gold_choice(valid, gold).map({"a": 1.0, "b": -1.0, "tie": 0.0}).to_numpy()
+    rows = []
+    fits = {}
+    for model, base in (("judge", design), ("judge | gold", design),
+                        ("judge, markdown split", split), ("judge, markdown split | gold", split)):
+        if model.endswith("| gold"):
+            if truth is None:
+                continue
+            columns = dict(base, gold=truth)
+        else:
+            columns = dict(base)
+        names = tuple(columns)
+        x = np.column_stack([columns[n] for n in names])
+        fit = logistic_regression(x, y, l2=l2, fit_intercept=False, names=names)
+        fits[model] = fit
+        for name, coef, se in zip(names, fit.coef, fit.std_error):
+            ci = normal_interval(float(coef), float(se), level)
+            rows.append({"model": model, "term": name, "coef": float(coef),
+                         "std_error": float(se), "ci_low": ci.low, "ci_high": ci.high})
+    coefficients = pd.DataFrame(rows)
+    chosen = "judge | gold" if truth is not None else "judge"
+    sel = coefficients[coefficients["model"] == chosen].set_index("term")
+
+    def estimate(term):
+        r = sel.loc[term]
+        return Estimate(float(r["coef"]), float(r["ci_low"]), float(r["ci_high"]), len(valid),
+                        level)
+
+    prefs = _preferences(valid, fa, fb, truth, level=level, n_boot=n_boot, rng=rng)
+    return CovariateBias(coefficients, estimate("length"), estimate("markdown"), prefs)
+
+
+def _preferences(valid, fa, fb, truth, *, level, n_boot, rng) -> pd.DataFrame:
+    """P(judge prefers the larger feature) on decisive verdicts where the feature differs."""
+    decisive = valid["winner"].isin(["a", "b"]).to_numpy(bool)
+    chose_first = (valid["winner"] == "a").to_numpy()
+    rows = []
+    specs = [("prefer longer", fa["length"].to_numpy(), fb["length"].to_numpy()),
+             ("prefer more list items", fa.get("md_list_items", fa["markdown"]).to_numpy(),
+              fb.get("md_list_items", fb["markdown"]).to_numpy()),
+             ("prefer more markdown", fa["markdown"].to_numpy(), fb["markdown"].to_numpy())]
+    for label, xa, xb in specs:
+        differs = decisive & (xa != xb)
+        judge = (chose_first[differs] == (xa[differs] > xb[differs])).astype(float)
+        row = {"preference": label, **_prefixed("judge", bootstrap_mean(
+            judge, level=level, n_boot=n_boot, rng=rng))}
+        if truth is not None:
+            g = truth[differs]
+            has = g != 0
+            gold = ((g[has] > 0) == (xa[differs][has] > xb[differs][has])).astype(float)
+            row.update(_prefixed("gold", bootstrap_mean(gold, level=level, n_boot=n_boot,
+                                                        rng=rng)))
+            row["judge_minus_gold"] = row["judge"] - row["gold"]
+        rows.append(row)
+    row = {"preference": "prefer first", **_prefixed("judge", bootstrap_mean(
+        chose_first[decisive].astype(float), level=level, n_boot=n_boot, rng=rng))}
+    if truth is not None:
+        g = truth[decisive]
+        row.update(_prefixed("gold", bootstrap_mean((g[g != 0] > 0).astype(float), level=level,
+                                                    n_boot=n_boot, rng=rng)))
+        row["judge_minus_gold"] = row["judge"] - row["gold"]
+    rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _prefixed(prefix: str, est: Estimate) -> dict:
+    return {prefix: est.estimate, f"{prefix}_ci_low": est.ci_low,
+            f"{prefix}_ci_high": est.ci_high, f"{prefix}_n": est.n}

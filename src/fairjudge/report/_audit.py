@@ -1,0 +1,144 @@
+"""Text and HTML renderings of judge audits and strategy comparisons."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairjudge.report._html import (bias_heatmap, consistency_gap_plot, html_document,
+                                    pareto_plot)
+from fairjudge.report._tables import format_p
+
+
+def _ci(est, digits=3) -> str:
+    if est is None or not np.isfinite(est.estimate):
+        return "n/a"
+    return (f"{est.estimate:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}] "
+            f"n={est.n}")
+
+
+def comparison_tables(comparison) -> dict[str, pd.DataFrame]:
+    t = comparison.table.set_index("name")
+    table1 = pd.DataFrame({
+        "agreement [95% CI]": [f"{r.agreement:.3f} [{r.agreement_ci_low:.3f}, "
+                               f"{r.agreement_ci_high:.3f}]" for r in t.itertuples()],
+        "kappa [95% CI]": [f"{r.kappa:.3f} [{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
+                           for r in t.itertuples()],
+        "n": t["n"], "$ / eval": t["cost_per_eval"].map(
+            lambda c: f"{c:.5f}" if np.isfinite(c) else "")}, index=t.index)
+    table3 = t[["n_a", "n_b", "n_tie", "n_abstain", "n_invalid"]].rename(
+        columns={"n_a": "A", "n_b": "B", "n_tie": "tie", "n_abstain": "abstain",
+                 "n_invalid": "invalid"})
+    table3["tie %"] = (100 * t["tie_rate"]).round(1)
+    tested = t[t["mcnemar_b"].notna()]
+    table4 = pd.DataFrame({
+        "b": tested["mcnemar_b"].astype(int), "c": tested["mcnemar_c"].astype(int),
+        "chi2 (cc)": tested["mcnemar_statistic"].round(2),
+        "p": tested["mcnemar_p"].map(format_p), "exact p": tested["mcnemar_exact_p"].map(format_p),
+        "Holm p": tested["p_holm"].map(format_p),
+        "MDE (pp)": (100 * tested["mde"]).round(1)}, index=tested.index)
+    table4.index = [f"{comparison.names[0]} vs {n}" for n in table4.index]
+    out = {"Table 1: agreement with gold and Cohen's kappa": table1,
+           "Table 3: verdict distribution": table3,
+           f"Table 4: McNemar vs {comparison.names[0]} (b: baseline right, other wrong; "
+           "c: the reverse)": table4}
+    if comparison.mixed is not None:
+        mixed = comparison.mixed.copy()
+        out["Table 5: mixed-effects logistic regression, correct ~ configuration + "
+            "(1 | instance)"] = mixed.set_index(mixed.columns[0])
+    return out
+
+
+def render_comparison(comparison) -> str:
+    parts = []
+    for title, table in comparison_tables(comparison).items():
+        parts.append(f"{title}\n{table.to_string()}")
+    if comparison.mixed is None and comparison.mixed_error:
+        parts.append(f"mixed-effects model not fitted: {comparison.mixed_error}")
+    if comparison.pareto:
+        parts.append("cost-agreement Pareto front: " + ", ".join(comparison.pareto))
+    parts.append("recommendation: " + comparison.recommendation)
+    return "\n\n".join(parts)
+
+
+def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str:
+    lines = []
+    for judge, a in audits.items():
+        lines.append(f"judge {judge}: {a.n_verdicts} verdicts")
+        lines.append(f"  position consistency   {_ci(a.position_consistency)}")
+        lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (0.5 = fair)")
+        lines.append(f"  repetition stability   {_ci(a.repetition_stability)}")
+        lines.append(f"  invalid outputs        {_ci(a.invalid_rate)}")
+        if a.accuracy is not None:
+            lines.append(f"  accuracy vs gold       {_ci(a.accuracy)}")
+        if a.length_bias is not None:
+            lines.append(f"  length bias            {_ci(a.length_bias)}  (logits per doubling"
+                         f"{', beyond gold' if a.accuracy is not None else ''})")
+            lines.append(f"  markdown bias          {_ci(a.markdown_bias)}")
+            for row in a.covariates.preferences.itertuples():
+                text = f"  P({row.preference}) judge {row.judge:.3f}"
+                if hasattr(row, "gold") and np.isfinite(getattr(row, "gold", np.nan)):
+                    text += f", gold {row.gold:.3f}, excess {row.judge_minus_gold:+.3f}"
+                lines.append(text)
+        if a.self_preference is not None:
+            sp = a.self_preference
+            text = f"  self-preference ({sp.family}): picks own family {_ci(sp.judge_rate)}"
+            if sp.excess is not None:
+                text += f"; gold says own better {_ci(sp.gold_rate)}; excess {_ci(sp.excess)}"
+            lines.append(text)
+        if a.consistency_by_gap is not None and len(a.consistency_by_gap):
+            lines.append("  consistency by quality gap: " + ", ".join(
+                f"[{r.gap_low:.2g}, {r.gap_high:.2g}] {r.estimate:.2f}"
+                for r in a.consistency_by_gap.itertuples()))
+        lines.append("")
+    if probe_scores is not None and len(probe_scores):
+        lines.append("controlled probes (b = P(target) - P(non-target)):")
+        lines.append(probe_scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return "\n".join(lines).rstrip()
+
+
+def audit_bias_matrix(audits: dict, probe_scores: dict | None = None) -> pd.DataFrame:
+    """Judges x signed bias measures for the heatmap."""
+    rows = {}
+    for judge, a in audits.items():
+        row = {"position (first-slot rate - 0.5)": a.first_position_rate.estimate - 0.5}
+        if a.length_bias is not None:
+            row["length (logits/doubling)"] = a.length_bias.estimate
+            row["markdown (logits/doubling)"] = a.markdown_bias.estimate
+        if a.self_preference is not None and a.self_preference.excess is not None:
+            row["self-preference (excess)"] = a.self_preference.excess.estimate
+        for bias_type, value in (probe_scores or {}).get(judge, {}).items():
+            row[f"probe {bias_type}"] = value
+        rows[judge] = row
+    return pd.DataFrame(rows).T
+
+
+def audit_html(audits: dict, *, probe_scores: pd.DataFrame | None = None,
+               probe_by_judge: dict | None = None, title: str = "fairjudge judge audit") -> str:
+    sections = [("Summary", f"<pre>{render_audits(audits, probe_scores)}</pre>")]
+    matrix = audit_bias_matrix(audits, probe_by_judge)
+    if matrix.size:
+        sections.append(("Bias heatmap", bias_heatmap(matrix)))
+    curves = {j: a.consistency_by_gap for j, a in audits.items()
+              if a.consistency_by_gap is not None and len(a.consistency_by_gap)}
+    if curves:
+        sections.append(("Position consistency vs quality gap", consistency_gap_plot(curves)))
+    accuracy = pd.DataFrame([{"name": j, "agreement": a.accuracy.estimate,
+                              "agreement_ci_low": a.accuracy.ci_low,
+                              "agreement_ci_high": a.accuracy.ci_high,
+                              "cost_per_eval": np.nan}
+                             for j, a in audits.items() if a.accuracy is not None])
+    if len(accuracy):
+        sections.append(("Accuracy by judge", accuracy.set_index("name")))
+    if probe_scores is not None and len(probe_scores):
+        sections.append(("Controlled probes", probe_scores))
+    return html_document(title, sections)
+
+
+def comparison_html(comparison, title: str = "fairjudge strategy comparison") -> str:
+    sections = [(t, table) for t, table in comparison_tables(comparison).items()]
+    if comparison.pareto:
+        sections.append(("Cost vs agreement (Pareto front in bold)",
+                         pareto_plot(comparison.table, comparison.pareto)))
+    sections.append(("Recommendation", f"<p>{comparison.recommendation}</p>"))
+    return html_document(title, sections)
