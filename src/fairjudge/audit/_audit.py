@@ -28,8 +28,8 @@ class JudgeAudit:
     accuracy : Estimate or None
         Agreement with gold (exact label match), when gold labels are given.
     length_bias, markdown_bias : Estimate or None
-        Logistic preference for longer / more formatted answers, beyond gold when gold is
-        given (logits per doubling; see :func:`covariate_bias`), when items are given.
+        How much more often the judge picks the longer / more formatted answer than gold
+        does (or than 0.5 without gold); see :func:`covariate_bias`. Needs items.
     covariates : CovariateBias or None
     self_preference : SelfPreference or None
         When items carry a ``source`` column.
@@ -62,6 +62,7 @@ class JudgeAudit:
                "accuracy": est(self.accuracy), "length_bias": est(self.length_bias),
                "markdown_bias": est(self.markdown_bias)}
         if self.covariates is not None:
+            out["bias_reference"] = self.covariates.reference
             out["preferences"] = self.covariates.preferences.to_dict(orient="records")
             out["covariate_model"] = self.covariates.coefficients.to_dict(orient="records")
         if self.self_preference is not None:

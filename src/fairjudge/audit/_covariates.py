@@ -49,18 +49,28 @@ class CovariateBias:
         ``log2((x_first + 1) / (x_second + 1))``, i.e. per doubling; ``first_slot`` is the
         first-position preference).
     length_bias, markdown_bias : Estimate
-        The length and total-markdown coefficients of the model that includes gold when
-        gold is available (preference beyond what gold explains), else of the judge model.
+        How much more often the judge picks the longer / more formatted answer than gold
+        does: P_judge(prefer longer) - P_gold(prefer longer) on the same verdicts (paired
+        bootstrap); without gold, P_judge(prefer longer) - 0.5.
     preferences : pandas.DataFrame
         P(prefer longer), P(prefer more list items), P(prefer more markdown), P(prefer
         first) for the judge and, where available, for gold on the same pairs, with
-        bootstrap intervals and the judge-minus-gold difference.
+        bootstrap intervals and the excess.
+    reference : str
+        ``"gold"`` or ``"indifference"``: what ``length_bias``/``markdown_bias`` compare to.
+    length_coefficient, markdown_coefficient : Estimate
+        The logistic coefficients (logits per doubling) of the model that includes gold
+        when available; with gold they are often weakly identified, because gold itself
+        correlates with length on many sets.
     """
 
     coefficients: pd.DataFrame
     length_bias: Estimate
     markdown_bias: Estimate
     preferences: pd.DataFrame
+    reference: str
+    length_coefficient: Estimate
+    markdown_coefficient: Estimate
 
 
 def _log_ratio(first, second) -> np.ndarray:
@@ -140,41 +150,45 @@ def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFra
         return Estimate(float(r["coef"]), float(r["ci_low"]), float(r["ci_high"]), len(valid),
                         level)
 
-    prefs = _preferences(valid, fa, fb, truth, level=level, n_boot=n_boot, rng=rng)
-    return CovariateBias(coefficients, estimate("length"), estimate("markdown"), prefs)
+    prefs, excess = _preferences(valid, fa, fb, truth, level=level, n_boot=n_boot, rng=rng)
+    return CovariateBias(coefficients, excess["prefer longer"], excess["prefer more markdown"],
+                         prefs, "gold" if truth is not None else "indifference",
+                         estimate("length"), estimate("markdown"))
 
 
-def _preferences(valid, fa, fb, truth, *, level, n_boot, rng) -> pd.DataFrame:
-    """P(judge prefers the larger feature) on decisive verdicts where the feature differs."""
+def _preferences(valid, fa, fb, truth, *, level, n_boot, rng) -> tuple[pd.DataFrame, dict]:
+    """P(prefer the answer with more of a feature) for the judge and for gold.
+
+    Computed on decisive verdicts whose two answers differ in the feature. The excess is
+    the paired difference judge - gold over the verdicts where gold is decisive too (an
+    indifferent 0.5 reference without gold), with a bootstrap interval.
+    """
     decisive = valid["winner"].isin(["a", "b"]).to_numpy(bool)
     chose_first = (valid["winner"] == "a").to_numpy()
-    rows = []
+    kwargs = {"level": level, "n_boot": n_boot, "rng": rng}
+    rows, excess = [], {}
+    lists_a = fa["md_list_items"] if "md_list_items" in fa.columns else fa["markdown"]
+    lists_b = fb["md_list_items"] if "md_list_items" in fb.columns else fb["markdown"]
     specs = [("prefer longer", fa["length"].to_numpy(), fb["length"].to_numpy()),
-             ("prefer more list items", fa.get("md_list_items", fa["markdown"]).to_numpy(),
-              fb.get("md_list_items", fb["markdown"]).to_numpy()),
-             ("prefer more markdown", fa["markdown"].to_numpy(), fb["markdown"].to_numpy())]
+             ("prefer more list items", lists_a.to_numpy(), lists_b.to_numpy()),
+             ("prefer more markdown", fa["markdown"].to_numpy(), fb["markdown"].to_numpy()),
+             ("prefer first", np.ones(len(valid)), np.zeros(len(valid)))]
     for label, xa, xb in specs:
         differs = decisive & (xa != xb)
-        judge = (chose_first[differs] == (xa[differs] > xb[differs])).astype(float)
-        row = {"preference": label, **_prefixed("judge", bootstrap_mean(
-            judge, level=level, n_boot=n_boot, rng=rng))}
+        first_larger = xa[differs] > xb[differs]
+        judge = (chose_first[differs] == first_larger).astype(float)
+        row = {"preference": label, **_prefixed("judge", bootstrap_mean(judge, **kwargs))}
         if truth is not None:
             g = truth[differs]
             has = g != 0
-            gold = ((g[has] > 0) == (xa[differs][has] > xb[differs][has])).astype(float)
-            row.update(_prefixed("gold", bootstrap_mean(gold, level=level, n_boot=n_boot,
-                                                        rng=rng)))
-            row["judge_minus_gold"] = row["judge"] - row["gold"]
+            gold = ((g[has] > 0) == first_larger[has]).astype(float)
+            row.update(_prefixed("gold", bootstrap_mean(gold, **kwargs)))
+            excess[label] = bootstrap_mean(judge[has] - gold, **kwargs)
+        else:
+            excess[label] = bootstrap_mean(judge - 0.5, **kwargs)
+        row.update(_prefixed("excess", excess[label]))
         rows.append(row)
-    row = {"preference": "prefer first", **_prefixed("judge", bootstrap_mean(
-        chose_first[decisive].astype(float), level=level, n_boot=n_boot, rng=rng))}
-    if truth is not None:
-        g = truth[decisive]
-        row.update(_prefixed("gold", bootstrap_mean((g[g != 0] > 0).astype(float), level=level,
-                                                    n_boot=n_boot, rng=rng)))
-        row["judge_minus_gold"] = row["judge"] - row["gold"]
-    rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), excess
 
 
 def _prefixed(prefix: str, est: Estimate) -> dict:

@@ -72,13 +72,19 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
         if a.accuracy is not None:
             lines.append(f"  accuracy vs gold       {_ci(a.accuracy)}")
         if a.length_bias is not None:
-            lines.append(f"  length bias            {_ci(a.length_bias)}  (logits per doubling"
-                         f"{', beyond gold' if a.accuracy is not None else ''})")
-            lines.append(f"  markdown bias          {_ci(a.markdown_bias)}")
+            ref = a.covariates.reference
+            lines.append(f"  length bias            {_ci(a.length_bias)}  (P(prefer longer) "
+                         f"minus {'gold' if ref == 'gold' else '0.5'})")
+            lines.append(f"  markdown bias          {_ci(a.markdown_bias)}  (P(prefer more "
+                         "markdown), same reference)")
+            lines.append(f"  length coefficient     {_ci(a.covariates.length_coefficient)}  "
+                         f"(logits per doubling{', with gold as a regressor' if ref == 'gold' else ''})")
             for row in a.covariates.preferences.itertuples():
                 text = f"  P({row.preference}) judge {row.judge:.3f}"
-                if hasattr(row, "gold") and np.isfinite(getattr(row, "gold", np.nan)):
-                    text += f", gold {row.gold:.3f}, excess {row.judge_minus_gold:+.3f}"
+                if np.isfinite(getattr(row, "gold", np.nan)):
+                    text += f", gold {row.gold:.3f}"
+                text += f", excess {row.excess:+.3f} [{row.excess_ci_low:+.3f}, " \
+                        f"{row.excess_ci_high:+.3f}]"
                 lines.append(text)
         if a.self_preference is not None:
             sp = a.self_preference
@@ -103,8 +109,8 @@ def audit_bias_matrix(audits: dict, probe_scores: dict | None = None) -> pd.Data
     for judge, a in audits.items():
         row = {"position (first-slot rate - 0.5)": a.first_position_rate.estimate - 0.5}
         if a.length_bias is not None:
-            row["length (logits/doubling)"] = a.length_bias.estimate
-            row["markdown (logits/doubling)"] = a.markdown_bias.estimate
+            row["length (excess P)"] = a.length_bias.estimate
+            row["markdown (excess P)"] = a.markdown_bias.estimate
         if a.self_preference is not None and a.self_preference.excess is not None:
             row["self-preference (excess)"] = a.self_preference.excess.estimate
         for bias_type, value in (probe_scores or {}).get(judge, {}).items():

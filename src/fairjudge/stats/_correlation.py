@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from scipy import stats
@@ -96,7 +97,7 @@ def correlation(x, y, *, method: str = "spearman", level: float = 0.95) -> Corre
     """
     if method not in _MIN_N:
         raise ValueError(f"`method` must be one of {sorted(_MIN_N)}; got {method!r}")
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+    if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:
         raise ValueError(f"`level` must be between 0 and 1; got {level!r}")
     try:
         x = np.asarray(x, dtype=float)
