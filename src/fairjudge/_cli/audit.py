@@ -35,6 +35,7 @@ from fairjudge._cli._common import echo_json
 def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, probes, strategy,
           gold, cache_path, concurrency, replay, replay_judge, seed, as_json, html_path):
     """Audit a judge from recorded verdicts or by running it on pairs and probes."""
+    import numpy as np
     import pandas as pd
 
     from fairjudge._cli.judge import DEFAULT_CACHE, build_backends
@@ -51,12 +52,15 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     item_table = load_items(items) if items else None
     gold_table = load_gold(gold) if gold else None
     probe_table = read_table(probes) if probes else None
-    probe_verdicts = None
+    probe_verdicts = probe_calls = None
     if verdicts_path:
         verdicts = load_verdicts(verdicts_path)
         if probe_table is not None and "id" in verdicts.columns:
             is_probe = verdicts["id"].astype(str).isin(probe_table["id"].astype(str))
-            probe_verdicts = _to_probe_frame(verdicts[is_probe.to_numpy()])
+            probe_calls = verdicts[is_probe.to_numpy()].copy()
+            probe_calls["order"] = np.where(
+                probe_calls["item_a"].astype(str).str.endswith(":b"), "ba", "ab")
+            probe_verdicts = _to_probe_frame(probe_calls)
             verdicts = verdicts[~is_probe.to_numpy()]
     else:
         if not (pairs or probes):
@@ -74,7 +78,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
             result = judge_pairs(load_pairs(probe_table[["id", "question", "a", "b"]]),
                                  strategy, backends[:1], cache=cache, options=options,
                                  seed=seed)
-            probe_verdicts = result.aggregate
+            probe_verdicts, probe_calls = result.aggregate, result.calls
             frames.append(result.calls)
         cache.close()
         verdicts = load_verdicts(pd.concat(frames, ignore_index=True))
@@ -85,7 +89,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
         if len(verdicts) else {}
     scores = None
     if probe_verdicts is not None and len(probe_verdicts):
-        scores = score_probes(probe_table, probe_verdicts, rng=seed)
+        scores = score_probes(probe_table, probe_verdicts, calls=probe_calls, rng=seed)
     if html_path:
         by_judge = None
         if scores is not None:

@@ -64,8 +64,7 @@ def bias_heatmap(matrix: pd.DataFrame, title: str = "Bias by judge (signed)"):
                 ax.text(j, i, f"{values[i, j]:+.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, shrink=0.8)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
+    return fig  # saved with bbox_inches="tight", which fits the rotated labels
 
 
 def consistency_gap_plot(curves: dict):

@@ -255,7 +255,7 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
     --------
     >>> fit = logistic_regression([[0.0], [1.0], [2.0], [3.0]], [0, 1, 0, 1])
     >>> fit.names, round(float(fit.coef[1]), 4)
-    (('Intercept', 'x0'), 0.4643)
+    (('Intercept', 'x0'), 0.9082)
     """
     X, feature_names = _check_design(X, names)
     n = X.shape[0]

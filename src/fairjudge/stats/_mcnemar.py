@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import optimize, stats
@@ -272,7 +272,7 @@ def mcnemar_mde(n, p_discordant, *, alpha: float = 0.05, power: float = 0.8) -> 
     Examples
     --------
     >>> round(mcnemar_mde(400, 45 / 400), 4)
-    0.0469
+    0.0468
     """
     if isinstance(n, bool) or not isinstance(n, Real) or not math.isfinite(n) \
             or n != int(n) or n < 1:

@@ -1,0 +1,119 @@
+"""Audit metrics on synthetic judges whose biases are known."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairjudge.audit import (audit_verdicts, consistency_by_gap, covariate_bias,
+                             external_validity, model_family, position_consistency,
+                             repetition_stability, self_preference)
+from fairjudge.data import load_verdicts
+
+
+def synthetic(n_pairs=400, *, length_logit=1.5, position=0.0, seed=0, both_orders=True):
+    """Pairs of answers with known quality; a judge that rewards words beyond quality."""
+    rng = np.random.default_rng(seed)
+    ids_a = [f"a{i}" for i in range(n_pairs)]
+    ids_b = [f"b{i}" for i in range(n_pairs)]
+    quality = pd.Series(rng.normal(0, 1, 2 * n_pairs), index=ids_a + ids_b)
+    words = pd.Series(rng.integers(20, 400, 2 * n_pairs), index=ids_a + ids_b)
+    items = pd.DataFrame({"text": [" ".join(["w"] * int(w)) for w in words],
+                          "quality": quality, "source": rng.choice(
+                              ["gpt-4o", "claude-3", "llama-3"], 2 * n_pairs)},
+                         index=pd.Index(ids_a + ids_b, name="id"))
+    gold = pd.DataFrame({"item_a": ids_a, "item_b": ids_b,
+                         "winner": np.where(quality[ids_a].to_numpy() > quality[ids_b].to_numpy(),
+                                            "a", "b")})
+    rows = []
+    orders = [(ids_a, ids_b), (ids_b, ids_a)] if both_orders else [(ids_a, ids_b)]
+    for first, second in orders:
+        eta = (2.0 * (quality[first].to_numpy() - quality[second].to_numpy())
+               + length_logit * np.log2(words[first].to_numpy() / words[second].to_numpy())
+               + position)
+        chose_first = rng.random(n_pairs) < 1 / (1 + np.exp(-eta))
+        rows.append(pd.DataFrame({"item_a": first, "item_b": second,
+                                  "winner": np.where(chose_first, "a", "b"),
+                                  "judge": "openai:gpt-4o-mini"}))
+    verdicts = load_verdicts(pd.concat(rows, ignore_index=True))
+    return verdicts, items, gold
+
+
+def test_length_preference_beyond_gold_is_detected_and_absent_for_a_fair_judge():
+    verdicts, items, gold = synthetic(length_logit=1.5)
+    biased = covariate_bias(verdicts, items, gold, n_boot=300)
+    assert biased.length_bias.ci_low > 0.1
+    assert biased.length_coefficient.ci_low > 0.5
+    verdicts, items, gold = synthetic(length_logit=0.0, seed=1)
+    fair = covariate_bias(verdicts, items, gold, n_boot=300)
+    assert fair.length_bias.ci_low < 0 < fair.length_bias.ci_high
+    # With gold as a regressor the length coefficient of a fair judge is near zero.
+    coef = fair.coefficients.query("model == 'judge | gold' and term == 'length'")
+    assert float(coef["ci_low"].iloc[0]) < 0 < float(coef["ci_high"].iloc[0])
+
+
+def test_first_slot_lean_shows_in_the_slot_term_and_consistency():
+    verdicts, items, gold = synthetic(length_logit=0.0, position=1.5, seed=2)
+    audit = audit_verdicts(verdicts, items=items, gold=gold, n_boot=300)["openai:gpt-4o-mini"]
+    assert audit.first_position_rate.ci_low > 0.6
+    fair = audit_verdicts(synthetic(length_logit=0.0, seed=2)[0], n_boot=300)
+    assert audit.position_consistency.estimate < fair["openai:gpt-4o-mini"] \
+        .position_consistency.estimate
+
+
+def test_consistency_is_lowest_for_close_pairs():
+    verdicts, items, _ = synthetic(length_logit=0.0, position=0.8, seed=3, n_pairs=800)
+    curve = consistency_by_gap(verdicts, items["quality"], bins=4, n_boot=200)
+    assert len(curve) == 4
+    assert curve["estimate"].iloc[0] < curve["estimate"].iloc[-1]
+
+
+def test_repetition_stability_counts_agreeing_repeats():
+    v = load_verdicts(pd.DataFrame({"item_a": ["x", "x", "x", "y", "y"],
+                                    "item_b": ["y", "y", "y", "z", "z"],
+                                    "winner": ["a", "a", "a", "a", "b"]}))
+    est = repetition_stability(v, n_boot=100)
+    assert (est.estimate, est.n) == (0.5, 2)
+
+
+def test_invalid_output_makes_a_pair_inconsistent():
+    v = load_verdicts(pd.DataFrame({"item_a": ["x", "y"], "item_b": ["y", "x"],
+                                    "winner": ["a", None],
+                                    "outcome_detail": ["win", "invalid"]}))
+    assert position_consistency(v, n_boot=50).estimate == 0.0
+
+
+def test_self_preference_against_gold():
+    verdicts, items, gold = synthetic(length_logit=0.0, seed=4)
+    # Make the judge always pick the gpt-4o answer when one is present.
+    src = items["source"]
+    own_a = src.reindex(verdicts["item_a"]).to_numpy() == "gpt-4o"
+    own_b = src.reindex(verdicts["item_b"]).to_numpy() == "gpt-4o"
+    winner = verdicts["winner"].to_numpy().copy()
+    winner[own_a & ~own_b] = "a"
+    winner[own_b & ~own_a] = "b"
+    biased = verdicts.assign(winner=winner)
+    sp = self_preference(biased, items, gold=gold, n_boot=300)
+    assert sp.family == "openai" and sp.judge_rate.estimate == 1.0
+    assert 0.35 < sp.gold_rate.estimate < 0.65 and sp.excess.ci_low > 0.3
+    assert model_family("vicuna-13b") == "meta" and model_family("mystery") is None
+
+
+def test_external_validity_controls_expose_a_dataset_effect():
+    """Gold always prefers the shorter answer and the judge is pure noise: the corrected
+    model gains, but covariates alone match it, and the conclusion says so."""
+    rng = np.random.default_rng(5)
+    n = 300
+    ids_a, ids_b = [f"a{i}" for i in range(n)], [f"b{i}" for i in range(n)]
+    words = rng.integers(20, 400, 2 * n)
+    items = pd.DataFrame({"text": [" ".join(["w"] * int(w)) for w in words]},
+                         index=pd.Index(ids_a + ids_b, name="id"))
+    shorter_a = words[:n] < words[n:]
+    gold = pd.DataFrame({"item_a": ids_a, "item_b": ids_b,
+                         "winner": np.where(shorter_a, "a", "b")})
+    verdicts = load_verdicts(pd.DataFrame({"item_a": ids_a + ids_b, "item_b": ids_b + ids_a,
+                                           "winner": rng.choice(["a", "b"], 2 * n),
+                                           "judge": "noise"}))
+    ev = external_validity(verdicts, items, gold, n_boot=300)
+    assert ev.raw.estimate == pytest.approx(0.5, abs=0.08)
+    assert ev.covariates_only.estimate > 0.9 and ev.corrected.estimate > 0.9
+    assert "measures the dataset" in ev.conclusion

@@ -1,0 +1,128 @@
+"""Gold matching, bad-input errors, and the strategy comparison report."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairjudge._cli import main
+from fairjudge.audit import compare_verdicts, gold_accuracy, gold_choice, load_gold
+from fairjudge.data import FairjudgeInputError, load_verdicts
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture
+def gold(tmp_path):
+    return write_jsonl(tmp_path / "gold.jsonl", [
+        {"item_a": "x1", "item_b": "y1", "winner": "a"},
+        {"item_a": "x2", "item_b": "y2", "winner": "b"},
+        {"item_a": "x3", "item_b": "y3", "winner": "tie"}])
+
+
+def test_gold_is_matched_whatever_the_order_shown(gold):
+    verdicts = load_verdicts(pd.DataFrame({"item_a": ["y1", "x2", "y3"], "item_b": ["x1", "y2", "x3"],
+                                           "winner": ["b", "b", "tie"]}))
+    truth = gold_choice(verdicts, load_gold(gold))
+    assert truth.tolist() == ["b", "b", "tie"]
+    assert gold_accuracy(verdicts, load_gold(gold)).estimate == 1.0
+
+
+def test_verdicts_for_pairs_missing_from_gold(tmp_path, gold):
+    path = write_jsonl(tmp_path / "v.jsonl", [{"item_a": "x1", "item_b": "y1", "winner": "a"},
+                                              {"item_a": "x9", "item_b": "y9", "winner": "a"}])
+    with pytest.raises(FairjudgeInputError,
+                       match=r"v.jsonl line 2: pair \('x9', 'y9'\) has no gold label in gold.jsonl"):
+        gold_choice(load_verdicts(path), load_gold(gold))
+
+
+def test_gold_labels_outside_the_allowed_set(tmp_path):
+    path = write_jsonl(tmp_path / "g.jsonl", [{"item_a": "x", "item_b": "y", "winner": "a"},
+                                              {"item_a": "u", "item_b": "v", "winner": "A>B"}])
+    with pytest.raises(FairjudgeInputError,
+                       match=r"g.jsonl line 2: gold field `winner` must be one of a, b, tie; got 'A>B'"):
+        load_gold(path)
+
+
+def test_gold_pair_labelled_twice(tmp_path):
+    path = write_jsonl(tmp_path / "g.jsonl", [{"item_a": "x", "item_b": "y", "winner": "a"},
+                                              {"item_a": "y", "item_b": "x", "winner": "a"}])
+    with pytest.raises(FairjudgeInputError, match=r"labelled more than once \(lines 1, 2\)"):
+        load_gold(path)
+
+
+def simulated_configs(n=400, seed=0):
+    """Gold labels and three configurations with known accuracies 0.60, 0.60+, 0.72."""
+    rng = np.random.default_rng(seed)
+    gold = pd.DataFrame({"item_a": [f"a{i}" for i in range(n)],
+                         "item_b": [f"b{i}" for i in range(n)],
+                         "winner": rng.choice(["a", "b"], n)})
+    ease = rng.normal(0, 1.5, n)  # instance difficulty shared by all configurations
+
+    def config(shift):
+        p = 1 / (1 + np.exp(-(0.4 + shift + ease)))
+        right = rng.random(n) < p
+        other = np.where(gold["winner"] == "a", "b", "a")
+        return load_verdicts(pd.DataFrame({"item_a": gold["item_a"], "item_b": gold["item_b"],
+                                           "winner": np.where(right, gold["winner"], other)}))
+    return load_gold(gold), {"B0": config(0.0), "S5": config(0.05), "S8": config(0.8)}
+
+
+def test_comparison_tables_and_recommendation():
+    gold, tables = simulated_configs()
+    result = compare_verdicts(tables, gold, costs={"B0": 0.001, "S5": 0.001, "S8": 0.002},
+                              n_boot=500)
+    t = result.table.set_index("name")
+    for name, table in tables.items():
+        truth = gold_choice(table, gold)
+        assert t.loc[name, "agreement"] == pytest.approx((table["winner"] == truth).mean())
+    # McNemar counts are the discordant pairs against the baseline.
+    b0 = (tables["B0"]["winner"] == gold_choice(tables["B0"], gold)).to_numpy()
+    s8 = (tables["S8"]["winner"] == gold_choice(tables["S8"], gold)).to_numpy()
+    assert t.loc["S8", "mcnemar_b"] == int((b0 & ~s8).sum())
+    assert t.loc["S8", "mcnemar_c"] == int((~b0 & s8).sum())
+    assert t.loc["S8", "p_holm"] >= t.loc["S8", "mcnemar_p"]
+    assert "S8" in result.pareto
+    assert result.recommendation.startswith("use S8")
+    assert result.mixed is not None and "S8" in set(result.mixed.iloc[:, 0])
+    payload = result.to_dict()["configurations"]
+    assert set(payload["S8"]["agreement"]) == {"estimate", "ci_low", "ci_high", "n"}
+    assert set(payload["S8"]["mcnemar"]) >= {"b", "c", "statistic", "p_value", "p_holm"}
+
+
+def test_mismatched_files_are_rejected():
+    gold, tables = simulated_configs(50)
+    tables["S5"] = tables["S5"].iloc[:40]
+    tables["S5"].attrs["source"] = "s5.jsonl"
+    with pytest.raises(FairjudgeInputError, match=r"s5.jsonl: covers different pairs"):
+        compare_verdicts(tables, gold, n_boot=100)
+    _, tables = simulated_configs(50)
+    mixed = tables["S5"].copy()
+    mixed["judge"] = ["j1"] * 25 + ["j2"] * 25
+    mixed.attrs["source"] = "mixed.jsonl"
+    with pytest.raises(FairjudgeInputError, match=r"mixed.jsonl: holds verdicts of several judges"):
+        compare_verdicts({"B0": tables["B0"], "S5": mixed}, gold, n_boot=100)
+
+
+def test_compare_cli_json(tmp_path, capsys):
+    gold, tables = simulated_configs(120)
+    gold.to_json(tmp_path / "gold.jsonl", orient="records", lines=True)
+    paths = []
+    for name, table in tables.items():
+        path = tmp_path / f"{name}.jsonl"
+        table[["item_a", "item_b", "winner"]].to_json(path, orient="records", lines=True)
+        paths.append(str(path))
+    code = main(["compare", *paths, "--gold", str(tmp_path / "gold.jsonl"), "--json",
+                 "--html", str(tmp_path / "r.html")])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    configs = out["configurations"]
+    assert configs["B0"]["mcnemar"] is None
+    assert configs["S8"]["mcnemar"]["baseline"] == "B0"
+    assert 0 <= configs["S8"]["kappa"]["estimate"] <= 1
+    html = (tmp_path / "r.html").read_text()
+    assert "Table 4" in html and "<table" in html
