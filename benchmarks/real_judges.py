@@ -71,6 +71,17 @@ def consistent_wins_only(verdicts: pd.DataFrame, gold: pd.DataFrame) -> pd.Serie
     return (both["sum"] == 2).astype(float).where(both["count"] == 2).dropna()
 
 
+def _decided(verdicts: pd.DataFrame) -> pd.Series:
+    """Per pair: 1 if both orders name the same item (the pair is not an abstention)."""
+    winner = verdicts["winner"].astype("string").fillna("").to_numpy(dtype=object)
+    item = np.where(winner == "a", verdicts["item_a"],
+                    np.where(winner == "b", verdicts["item_b"], "="))
+    table = pd.DataFrame({"pair": verdicts["pair_id"].to_numpy(), "item": item})
+    grouped = table.groupby("pair")["item"]
+    return ((grouped.nunique() == 1) & (grouped.size() == 2)
+            & (grouped.first() != "=")).astype(float)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
@@ -105,9 +116,14 @@ def main() -> None:
                 cwo = consistent_wins_only(vanilla, bench.gold)
                 common = raw.index.intersection(cwo.index)
                 t = mcnemar(raw[common].to_numpy(), cwo[common].to_numpy())
+                decided = _decided(vanilla)
                 cwo_tests.append({"subset": subset, "judge": judge, "n": len(common),
                                   "raw (first order) acc": raw[common].mean(),
-                                  "consistent-wins acc": cwo[common].mean(), "b": t.b,
+                                  "consistent-wins acc": cwo[common].mean(),
+                                  "decided share": decided.reindex(common).mean(),
+                                  "acc when decided": cwo[common][decided.reindex(common)
+                                                                 .astype(bool)].mean(),
+                                  "b": t.b,
                                   "c": t.c, "chi2": t.statistic, "p": t.p_value})
                 ev = external_validity(vanilla, bench.items[["text"]], bench.gold,
                                        n_boot=args.n_boot)
@@ -137,8 +153,8 @@ def main() -> None:
                 n_boot=args.n_boot))})
 
     audit_table = pd.DataFrame(audits)
-    print("1. Audit of every recorded judge (95% bootstrap / Wald intervals; length and "
-          "markdown bias: logits per doubling beyond gold)")
+    print("1. Audit of every recorded judge (95% bootstrap intervals; length / markdown bias = "
+          "P(judge picks the longer / more formatted answer) - P(gold does), same pairs)")
     print(audit_table.to_string(index=False))
     print("\nPRD reviewers on all 8,000 verdicts")
     print(pd.DataFrame(prd_all).to_string(index=False))

@@ -144,7 +144,7 @@ def _conclusion(*, raw, corrected, covariates_only, gain, gain_over_covariates, 
     if not _excludes_zero(gain_over_covariates) or gain_over_covariates.estimate <= 0:
         return (f"agreement rises {raw.estimate:.2f} -> {corrected.estimate:.2f}, but the "
                 f"covariates alone reach {covariates_only.estimate:.2f}: the gain measures "
-                "the dataset (length predicts gold by construction), not a debiased judge")
+                "the dataset (the features predict gold on this set), not a debiased judge")
     if corrected.estimate - recalibrated.estimate < 0.01:
         return (f"agreement rises {raw.estimate:.2f} -> {corrected.estimate:.2f}, but "
                 f"recalibrating the judge's score alone reaches {recalibrated.estimate:.2f}")
