@@ -189,11 +189,10 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     }
     if len(components) > 1:
         diagnostics["components_detail"] = describe_components(comparisons, components)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ComparisonGraphWarning)  # re-raised once below
-        fit = fit_model(model, comparisons, x, covariate_names=names,
-                        prior_precision=prior_precision,
-                        bias_prior_precision=bias_prior_precision, position=position)
+    # The graph was checked above; its warning is raised once, below.
+    fit = fit_model(model, comparisons, x, covariate_names=names,
+                    prior_precision=prior_precision, bias_prior_precision=bias_prior_precision,
+                    position=position, check_graph=False)
     if len(components) > 1:
         warnings.warn(
             f"the comparison graph has {len(components)} disconnected components "

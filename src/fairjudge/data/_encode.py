@@ -136,7 +136,8 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -
     FairjudgeInputError
         If a verdict names an item that is not in ``items``.
     """
-    verdicts = verdicts[verdicts["winner"].notna()]  # abstentions and invalid outputs
+    if verdicts["winner"].isna().any():
+        verdicts = verdicts[verdicts["winner"].notna()]  # abstentions and invalid outputs
     if items is not None:
         check_verdict_items(verdicts, items)
         index = pd.Index(items.index)
@@ -144,16 +145,21 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -
         index = pd.Index(pd.unique(np.concatenate(
             [verdicts["item_a"].to_numpy(dtype=object), verdicts["item_b"].to_numpy(dtype=object)]
         )))
-    first = index.get_indexer(verdicts["item_a"]).astype(np.int64)
-    second = index.get_indexer(verdicts["item_b"]).astype(np.int64)
-    score = verdicts["winner"].map(_WINNER_SCORE).to_numpy(dtype=float)
+    score_of = np.array([_WINNER_SCORE.get(w, np.nan) for w in ("a", "b", "tie")])
+    winner_codes = _codes(verdicts["winner"], pd.Index(["a", "b", "tie"]))
     judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
     return Comparisons(
-        first=first,
-        second=second,
-        first_score=score,
+        first=_codes(verdicts["item_a"], index),
+        second=_codes(verdicts["item_b"], index),
+        first_score=score_of[winner_codes],
         weight=verdicts["weight"].to_numpy(dtype=float),
         judge=judge_codes.astype(np.int64),
         item_ids=tuple(index.astype(str)),
         judges=tuple(str(j) for j in judges),
     )
+
+
+def _codes(values: pd.Series, index: pd.Index) -> np.ndarray:
+    """Position of each value in ``index`` (hashing the few distinct values only once)."""
+    codes, uniques = pd.factorize(values)
+    return index.get_indexer(uniques).astype(np.int64)[codes]

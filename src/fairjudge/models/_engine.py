@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import lapack
 from scipy.special import expit
 
 from fairjudge.data._encode import Comparisons
@@ -40,22 +41,29 @@ class PairTable:
     n_judges: int
 
 
+def unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of integer ``key`` (all in ``[0, n_keys)``) and the inverse map.
+
+    A dense histogram replaces sorting when the key space is small next to the data.
+    """
+    if n_keys <= max(4 * key.size, 1 << 22):
+        present = np.zeros(n_keys, dtype=bool)
+        present[key] = True
+        uniq = np.flatnonzero(present)
+        position = np.zeros(n_keys, dtype=np.int64)
+        position[uniq] = np.arange(uniq.size)
+        return uniq, position[key]
+    return np.unique(key, return_inverse=True)
+
+
 def aggregate_pairs(comparisons: Comparisons) -> PairTable:
     """Collapse verdicts to one row per distinct (judge, first, second) triple."""
     n_items, n_judges = comparisons.n_items, comparisons.n_judges
     key = (comparisons.judge * n_items + comparisons.first) * n_items + comparisons.second
     credit = comparisons.weight * comparisons.first_score
-    n_keys = n_judges * n_items * n_items
-    if n_keys <= max(4 * key.size, 1 << 22):
-        # A dense histogram is cheaper than sorting when the key space is small.
-        total = np.bincount(key, weights=comparisons.weight, minlength=n_keys)
-        uniq = np.flatnonzero(total)
-        n = total[uniq]
-        wins = np.bincount(key, weights=credit, minlength=n_keys)[uniq]
-    else:
-        uniq, inverse = np.unique(key, return_inverse=True)
-        n = np.bincount(inverse, weights=comparisons.weight)
-        wins = np.bincount(inverse, weights=credit)
+    uniq, inverse = unique_keys(key, n_judges * n_items * n_items)
+    n = np.bincount(inverse, weights=comparisons.weight, minlength=uniq.size)
+    wins = np.bincount(inverse, weights=credit, minlength=uniq.size)
     judge, rest = np.divmod(uniq, n_items * n_items)
     first, second = np.divmod(rest, n_items)
     return PairTable(first, second, judge, n, wins, n_items, n_judges)
@@ -99,8 +107,8 @@ class PenalisedBT:
         # map lets the Hessian be written by assignment instead of an N x N histogram.
         lo = np.minimum(pairs.first, pairs.second)
         hi = np.maximum(pairs.first, pairs.second)
-        unordered, self._unordered_inverse = np.unique(lo * self.n_items + hi,
-                                                       return_inverse=True)
+        unordered, self._unordered_inverse = unique_keys(lo * self.n_items + hi,
+                                                         self.n_items * self.n_items)
         self._lo, self._hi = np.divmod(unordered, self.n_items)
         # Work buffers reused across Newton iterations: fresh multi-megabyte arrays would
         # cost page faults on every call.
@@ -130,12 +138,20 @@ class PenalisedBT:
         return self._value_from_eta(beta, eta)
 
     def _value_from_eta(self, beta: np.ndarray, eta: np.ndarray) -> float:
-        nll = float(np.dot(self.pairs.n, np.logaddexp(0.0, eta)) - np.dot(self.pairs.wins, eta))
+        # softplus(eta) = max(eta, 0) + log1p(exp(-|eta|)), stable and ~3x faster than
+        # np.logaddexp(0, eta) on large arrays.
+        softplus = np.abs(eta)
+        np.negative(softplus, out=softplus)
+        np.exp(softplus, out=softplus)
+        np.log1p(softplus, out=softplus)
+        softplus += np.maximum(eta, 0.0)
+        nll = float(np.dot(self.pairs.n, softplus) - np.dot(self.pairs.wins, eta))
         theta, bias = beta[: self.n_items], beta[self.n_items:]
         return nll + 0.5 * self.prior_precision * float(theta @ theta) + 0.5 * float(
             np.dot(self.bias_prior_precision, bias * bias))
 
-    def evaluate(self, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    def evaluate(self, beta: np.ndarray, *, with_value: bool = True
+                 ) -> tuple[float, np.ndarray, np.ndarray]:
         """Value, gradient (P,) and the **lower triangle** of the Hessian (P, P).
 
         Only the lower triangle (and diagonal) is written: it is all a lower Cholesky
@@ -144,7 +160,7 @@ class PenalisedBT:
         """
         p, n_items, q = self.pairs, self.n_items, self.q
         eta = self.linear_predictor(beta, out=self._eta)
-        value = self._value_from_eta(beta, eta)
+        value = self._value_from_eta(beta, eta) if with_value else float("nan")
         prob = expit(eta, out=self._prob)
         resid = np.multiply(p.n, prob, out=self._resid)
         resid -= p.wins                                   # d nll / d eta
@@ -210,7 +226,8 @@ class PenalisedBT:
         ``tol**2`` times the curvature ratio, far below ``tol``.
         """
         beta = self.default_start() if init is None else np.array(init, dtype=float)
-        f, grad, hess = self.evaluate(beta)
+        grad, hess = self.evaluate(beta, with_value=False)[1:]
+        f = None  # the objective is computed only when a line search needs it
         converged = False
         n_iter = 0
         factor = None
@@ -223,22 +240,30 @@ class PenalisedBT:
                 break
             decrement = float(grad @ step)
             t = 1.0
-            while True:
-                candidate = beta - t * step
-                f_new, grad_new, hess_new = self.evaluate(candidate)
-                # Near the optimum (Newton decrement well below one nat) the full step is
-                # safe, and an Armijo test would only compare rounding noise.
-                if (decrement <= 0.1 or f_new <= f - 0.25 * t * decrement
-                        or t < 1e-10):
-                    break
-                t *= 0.5
-            beta, f, grad, hess = candidate, f_new, grad_new, hess_new
+            # Near the optimum (Newton decrement well below one nat) the full step is safe,
+            # and an Armijo test would only compare rounding noise.
+            if decrement > 0.1:
+                f = self.value(beta) if f is None else f
+                while True:
+                    f_new = self.value(beta - t * step)
+                    if f_new <= f - 0.25 * t * decrement or t < 1e-10:
+                        break
+                    t *= 0.5
+                f = f_new
+            else:
+                f = None
+            beta = beta - t * step
+            grad, hess = self.evaluate(beta, with_value=False)[1:]
         if not converged:
-            factor = linalg.cho_factor(self.evaluate(beta)[2], lower=True, overwrite_a=True,
-                                       check_finite=False)
+            factor = linalg.cho_factor(self.evaluate(beta, with_value=False)[2], lower=True,
+                                       overwrite_a=True, check_finite=False)
+        f = self.value(beta)
         # On convergence the last factor belongs to a point less than `tol` from `beta`.
-        covariance = linalg.cho_solve(factor, np.eye(self.n_params), check_finite=False)
-        covariance = 0.5 * (covariance + covariance.T)
+        inverse, info = lapack.dpotri(factor[0], lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"Hessian inversion failed (LAPACK info {info})")
+        lower = np.tril(inverse)
+        covariance = lower + np.tril(lower, -1).T
         return NewtonResult(beta, covariance, f, n_iter, converged, float(np.max(np.abs(grad))))
 
 
