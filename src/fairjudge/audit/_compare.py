@@ -10,6 +10,10 @@ import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._gold import _pair_keys, gold_choice
+from fairjudge.stats._agreement import cohens_kappa, paired_bootstrap_difference
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar, mcnemar_mde
+from fairjudge.stats._mixed import strategy_effects
 
 ALPHA = 0.05
 
@@ -107,8 +111,6 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
         If a table holds several judges or strategies, if a verdict's pair has no gold
         label, or if the tables do not cover the same instances.
     """
-    from fairjudge.stats._agreement import agreement, cohens_kappa
-    from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar, mcnemar_mde
 
     if len(tables) < 1:
         raise ValueError("`tables` needs at least one verdict table")
@@ -154,17 +156,21 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
         keyed[name] = keyed[name].loc[common]
     n = len(common)
     correct = {name: (k["winner"] == k["gold"]).to_numpy(dtype=float) for name, k in keyed.items()}
+    # With both orders as instances, the two orders of a pair are resampled together and the
+    # mixed model's random intercept is per pair.
+    pair_of = pd.Index(common).str.rsplit("\x1f", n=1).str[0] if ordered else pd.Index(common)
+    clusters = pair_of.to_numpy()
     rows = []
     for name in names:
         k = keyed[name]
         pred = np.where(k["winner"] == "", None, k["winner"]).astype(object)
-        agree = agreement(pred, k["gold"].to_numpy(dtype=object), level=level, n_boot=n_boot,
-                          rng=rng)
-        kappa = cohens_kappa(pred, k["gold"].to_numpy(dtype=object), level=level,
-                             n_boot=n_boot, rng=rng)
+        agree = bootstrap_mean(correct[name], clusters=clusters, level=level, n_boot=n_boot,
+                               rng=rng)
+        kappa = cohens_kappa(pred, k["gold"].to_numpy(dtype=object), clusters=clusters,
+                             level=level, n_boot=n_boot, rng=rng)
         cost = (costs or {}).get(name, float(np.nanmean(k["cost"])) if
                                  np.isfinite(k["cost"]).any() else np.nan)
-        row = {"name": name, "n": n, "agreement": agree.estimate,
+        row = {"name": name, "n": n, "n_pairs": agree.n, "agreement": agree.estimate,
                "agreement_ci_low": agree.ci_low, "agreement_ci_high": agree.ci_high,
                "kappa": kappa.estimate, "kappa_ci_low": kappa.ci_low,
                "kappa_ci_high": kappa.ci_high,
@@ -179,31 +185,44 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
             row.update({"mcnemar_b": test.b, "mcnemar_c": test.c,
                         "mcnemar_statistic": test.statistic, "mcnemar_p": test.p_value,
                         "mcnemar_exact_p": test.exact_p_value,
-                        "mde": mcnemar_mde(n, max((test.b + test.c) / n, 1.0 / n))})
+                        "mde": _mde(n, correct[names[0]]),
+                        "difference": paired_bootstrap_difference(
+                            correct[name], correct[names[0]], level=level, n_boot=n_boot,
+                            rng=rng).estimate})
         rows.append(row)
     table = pd.DataFrame(rows)
     for column in ("mcnemar_b", "mcnemar_c", "mcnemar_statistic", "mcnemar_p", "mcnemar_exact_p",
-                   "mde"):
+                   "mde", "difference"):
         if column not in table.columns:
             table[column] = np.nan
     table["p_holm"] = np.nan
     tested = table["mcnemar_p"].notna().to_numpy()
     if tested.any():
         table.loc[tested, "p_holm"] = holm_bonferroni(table.loc[tested, "mcnemar_p"].to_numpy())
-    mixed, mixed_error = _mixed_effects(correct, names, common)
+    mixed, mixed_error = _mixed_effects(correct, names, clusters)
     pareto = _pareto(table)
     recommendation = _recommend(table, correct, names)
     return Comparison(names, table, mixed, pareto, recommendation, n, mixed_error)
 
 
-def _mixed_effects(correct, names, instances):
+def _mde(n: int, baseline_correct: np.ndarray) -> float:
+    """Minimum detectable accuracy gain for McNemar at this ``n`` [debiasing-strategies-study,
+    Appendix D]: the discordant share is taken as ``2 p (1 - p)`` for the baseline accuracy
+    ``p`` (independent errors), a planning value that does not depend on the result."""
+    p = float(np.mean(baseline_correct))
+    discordant = max(2 * p * (1 - p), 1.0 / n)
+    try:
+        return mcnemar_mde(n, discordant)
+    except ValueError:  # no gain up to the discordant share is detectable at this n
+        return float("nan")
+
+
+def _mixed_effects(correct, names, clusters):
     if len(names) < 2:
         return None, "needs at least two configurations"
-    from fairjudge.stats._mixed import strategy_effects
-
     y = np.concatenate([correct[n] for n in names])
-    strategy = np.repeat(names, len(instances))
-    instance = np.tile(np.arange(len(instances)), len(names))
+    strategy = np.repeat(names, len(clusters))
+    instance = np.tile(pd.factorize(clusters)[0], len(names))
     try:
         fit = strategy_effects(y, strategy, instance, baseline=names[0])
     except (ValueError, np.linalg.LinAlgError, FloatingPointError) as err:
@@ -227,39 +246,44 @@ def _pareto(table: pd.DataFrame) -> list:
 
 
 def _recommend(table: pd.DataFrame, correct: dict, names: list) -> str:
-    """Pick the cheapest configuration statistically indistinguishable from the best one."""
-    from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar
+    """Recommendation from the measurements only.
 
+    A configuration replaces the baseline only if it beats it by McNemar's test after
+    Holm–Bonferroni (alpha 0.05). Among the baseline and such configurations, those not
+    significantly worse than the most accurate one are equivalent, and the cheapest of them
+    is chosen when costs are known. No model or strategy name is favoured a priori.
+    """
     if len(names) == 1:
         return f"only one configuration ({names[0]}); nothing to compare"
-    best = table.loc[table["agreement"].idxmax()]
-    others = [n for n in names if n != best["name"]]
-    tests = {n: mcnemar(correct[best["name"]], correct[n]) for n in others}
-    adjusted = dict(zip(others, holm_bonferroni([tests[n].p_value for n in others])))
-    tied = [best["name"]] + [n for n in others if adjusted[n] >= ALPHA]
-    costed = table.set_index("name")["cost_per_eval"]
-    if costed[tied].notna().all():
-        choice = min(tied, key=lambda n: (costed[n], -table.set_index("name").loc[n,
-                                                                                    "agreement"]))
-    else:
-        choice = best["name"]
-    base = table.iloc[0]
-    evidence = (f"{best['name']} has the highest agreement with gold "
-                f"({best['agreement']:.3f} [{best['agreement_ci_low']:.3f}, "
-                f"{best['agreement_ci_high']:.3f}], n = {int(best['n'])}).")
+    rows = table.set_index("name")
+    base = names[0]
+    better = [n for n in names[1:] if rows.loc[n, "p_holm"] < ALPHA and rows.loc[n, "difference"] > 0]
+    if not better:
+        gains = ", ".join(f"{n} {rows.loc[n, 'difference'] * 100:+.1f} pp (Holm p "
+                          f"{rows.loc[n, 'p_holm']:.2g})" for n in names[1:])
+        mde = rows["mde"].iloc[1:].max()
+        return (f"keep {base}: no configuration beats it significantly after Holm correction "
+                f"({gains}); at n = {int(rows.loc[base, 'n'])} the minimum detectable gain is "
+                f"about {mde * 100:.1f} points, so smaller gains would go unseen.")
+    candidates = [base] + better
+    best = max(candidates, key=lambda n: rows.loc[n, "agreement"])
+    others = [n for n in candidates if n != best]
+    tests = {n: mcnemar(correct[best], correct[n]) for n in others}
+    adjusted = dict(zip(others, holm_bonferroni([tests[n].p_value for n in others]))) \
+        if others else {}
+    tied = [best] + [n for n in others if adjusted[n] >= ALPHA]
+    costs = rows["cost_per_eval"]
+    choice = min(tied, key=lambda n: (costs[n], -rows.loc[n, "agreement"])) \
+        if costs[tied].notna().all() else best
+    r = rows.loc[best]
+    evidence = (f"{best} has the highest agreement among configurations that beat {base} "
+                f"significantly ({r['agreement']:.3f} [{r['agreement_ci_low']:.3f}, "
+                f"{r['agreement_ci_high']:.3f}] vs {rows.loc[base, 'agreement']:.3f}; "
+                f"b = {int(r['mcnemar_b'])}, c = {int(r['mcnemar_c'])}, Holm p = "
+                f"{r['p_holm']:.2g}).")
     if len(tied) > 1:
-        evidence += (" Not distinguishable from it by McNemar's test after Holm correction "
-                     f"(alpha {ALPHA}): {', '.join(t for t in tied if t != best['name'])}.")
-    if choice != best["name"]:
-        evidence += f" {choice} is the cheapest of these (${costed[choice]:.4g} per evaluation)."
-    if choice != names[0]:
-        row = table.set_index("name").loc[choice]
-        evidence += (f" Against the baseline {names[0]} ({base['agreement']:.3f}): b = "
-                     f"{int(row['mcnemar_b'])}, c = {int(row['mcnemar_c'])}, Holm p = "
-                     f"{row['p_holm']:.2g}")
-        if row["p_holm"] >= ALPHA:
-            evidence += (f" -- not significant; the minimum detectable effect at this n is "
-                         f"about {row['mde'] * 100:.1f} points, so a smaller gain would go "
-                         "unseen")
-        evidence += "."
+        evidence += (f" Not distinguishable from it (McNemar, Holm): "
+                     f"{', '.join(t for t in tied if t != best)}.")
+    if choice != best:
+        evidence += f" {choice} is the cheapest of these (${costs[choice]:.4g} per evaluation)."
     return f"use {choice}. " + evidence

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._gold import gold_choice
+from fairjudge.audit._position import pair_clusters
+from fairjudge.data._schema import _where
 from fairjudge.data._features import text_features
 from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
 from fairjudge.stats._intervals import normal_interval
@@ -106,10 +109,14 @@ def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFra
 
     features = item_features(items)
     valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
-    missing = ~valid["item_a"].isin(features.index) | ~valid["item_b"].isin(features.index)
-    if missing.any():
-        item = valid.loc[missing.to_numpy(), "item_a"].iloc[0]
-        raise ValueError(f"item {item!r} (or its partner) is not in the item table")
+    for field in ("item_a", "item_b"):
+        missing = ~valid[field].isin(features.index).to_numpy()
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise FairjudgeInputError(
+                f"{_where(valid, row)}: field `{field}` names item {valid[field].iloc[row]!r}, "
+                f"which is not in {items.attrs.get('source', 'the item table')}; covariate bias "
+                "needs every judged item's text or features")
     fa = features.reindex(valid["item_a"]).reset_index(drop=True)
     fb = features.reindex(valid["item_b"]).reset_index(drop=True)
     y = valid["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float)
@@ -161,11 +168,13 @@ def _preferences(valid, fa, fb, truth, *, level, n_boot, rng) -> tuple[pd.DataFr
 
     Computed on decisive verdicts whose two answers differ in the feature. The excess is
     the paired difference judge - gold over the verdicts where gold is decisive too (an
-    indifferent 0.5 reference without gold), with a bootstrap interval.
+    indifferent 0.5 reference without gold), with a bootstrap interval over pairs (both
+    orders of a pair resampled together).
     """
     decisive = valid["winner"].isin(["a", "b"]).to_numpy(bool)
     chose_first = (valid["winner"] == "a").to_numpy()
     kwargs = {"level": level, "n_boot": n_boot, "rng": rng}
+    cluster = pair_clusters(valid)
     rows, excess = [], {}
     lists_a = fa["md_list_items"] if "md_list_items" in fa.columns else fa["markdown"]
     lists_b = fb["md_list_items"] if "md_list_items" in fb.columns else fb["markdown"]
@@ -177,15 +186,17 @@ def _preferences(valid, fa, fb, truth, *, level, n_boot, rng) -> tuple[pd.DataFr
         differs = decisive & (xa != xb)
         first_larger = xa[differs] > xb[differs]
         judge = (chose_first[differs] == first_larger).astype(float)
-        row = {"preference": label, **_prefixed("judge", bootstrap_mean(judge, **kwargs))}
+        units = cluster[differs]
+        row = {"preference": label, **_prefixed("judge", bootstrap_mean(
+            judge, clusters=units, **kwargs))}
         if truth is not None:
             g = truth[differs]
             has = g != 0
             gold = ((g[has] > 0) == first_larger[has]).astype(float)
-            row.update(_prefixed("gold", bootstrap_mean(gold, **kwargs)))
-            excess[label] = bootstrap_mean(judge[has] - gold, **kwargs)
+            row.update(_prefixed("gold", bootstrap_mean(gold, clusters=units[has], **kwargs)))
+            excess[label] = bootstrap_mean(judge[has] - gold, clusters=units[has], **kwargs)
         else:
-            excess[label] = bootstrap_mean(judge - 0.5, **kwargs)
+            excess[label] = bootstrap_mean(judge - 0.5, clusters=units, **kwargs)
         row.update(_prefixed("excess", excess[label]))
         rows.append(row)
     return pd.DataFrame(rows), excess

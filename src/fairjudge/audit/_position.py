@@ -26,6 +26,14 @@ def _unit_keys(verdicts: pd.DataFrame) -> pd.DataFrame:
                          "choice": winner_item}, index=verdicts.index)
 
 
+def pair_clusters(verdicts: pd.DataFrame) -> np.ndarray:
+    """A label per verdict naming its unordered pair (within judge and question): the unit
+    of every bootstrap, since the two orders of one pair are not independent."""
+    units = _unit_keys(verdicts)
+    return (units["judge"].astype(str) + "\x1f" + units["question"].astype(str) + "\x1f"
+            + units["lo"].astype(str) + "\x1f" + units["hi"].astype(str)).to_numpy()
+
+
 def position_consistency(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
                          rng=0) -> Estimate:
     """Share of pairs whose verdicts in the two presentation orders name the same winner.
@@ -45,12 +53,13 @@ def first_position_rate(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: 
     """Share of verdicts that prefer the first-shown answer (preference fairness).
 
     Ties count in the denominator (a tie favours neither slot); invalid outputs are
-    excluded. 0.5 is a fair judge; the interval is a bootstrap over verdicts
-    [position-bias-swap, "preference fairness"].
+    excluded. 0.5 is a fair judge; the interval is a bootstrap over pairs (the two orders of
+    a pair are resampled together; ``n`` counts pairs) [position-bias-swap, "preference
+    fairness"].
     """
     valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
-    return bootstrap_mean((valid["winner"] == "a").to_numpy(dtype=float), level=level,
-                          n_boot=n_boot, rng=rng)
+    return bootstrap_mean((valid["winner"] == "a").to_numpy(dtype=float),
+                          clusters=pair_clusters(valid), level=level, n_boot=n_boot, rng=rng)
 
 
 def repetition_stability(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
@@ -134,7 +143,8 @@ def gold_accuracy(verdicts: pd.DataFrame, gold: pd.DataFrame, *, level: float = 
     ``gold`` has one row per pair (``item_a``, ``item_b``, ``winner`` in its own frame);
     each verdict is matched to its pair whatever the order shown. An invalid output is
     wrong. With both orders judged this is the mean of the two orders' accuracies (LLMBar's
-    ``correct_average``). The bootstrap resamples verdicts.
+    ``correct_average``). The bootstrap resamples pairs, both orders together; ``n`` counts
+    pairs.
 
     Raises
     ------
@@ -146,4 +156,5 @@ def gold_accuracy(verdicts: pd.DataFrame, gold: pd.DataFrame, *, level: float = 
     truth = gold_choice(verdicts, gold)
     winner = verdicts["winner"].astype("string").fillna("").to_numpy(dtype=object)
     correct = (winner == truth.to_numpy(dtype=object)).astype(float)
-    return bootstrap_mean(correct, level=level, n_boot=n_boot, rng=rng)
+    return bootstrap_mean(correct, clusters=pair_clusters(verdicts), level=level,
+                          n_boot=n_boot, rng=rng)

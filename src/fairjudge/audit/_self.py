@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge.audit._gold import gold_choice
+from fairjudge.audit._position import pair_clusters
 from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
 
 #: Family -> name fragments. Matching is on lower-cased names with any ``backend:`` prefix
@@ -90,13 +91,15 @@ def self_preference(verdicts: pd.DataFrame, items: pd.DataFrame, *, judge: str |
     mask = (own_first | own_second) & decisive & (family is not None)
     chose_own = np.where(own_first[mask], verdicts["winner"].to_numpy()[mask] == "a",
                          verdicts["winner"].to_numpy()[mask] == "b").astype(float)
-    judge_rate = bootstrap_mean(chose_own, level=level, n_boot=n_boot, rng=rng)
+    units = pair_clusters(verdicts)[mask]
+    judge_rate = bootstrap_mean(chose_own, clusters=units, level=level, n_boot=n_boot, rng=rng)
     gold_rate = excess = None
     if gold is not None and mask.any():
         truth = gold_choice(verdicts[mask], gold).to_numpy()
         has = truth != "tie"
         own_better = np.where(own_first[mask], truth == "a", truth == "b").astype(float)
-        gold_rate = bootstrap_mean(own_better[has], level=level, n_boot=n_boot, rng=rng)
-        excess = bootstrap_mean(chose_own[has] - own_better[has], level=level, n_boot=n_boot,
-                                rng=rng)
+        gold_rate = bootstrap_mean(own_better[has], clusters=units[has], level=level,
+                                   n_boot=n_boot, rng=rng)
+        excess = bootstrap_mean(chose_own[has] - own_better[has], clusters=units[has],
+                                level=level, n_boot=n_boot, rng=rng)
     return SelfPreference(judge, family, judge_rate, gold_rate, excess)

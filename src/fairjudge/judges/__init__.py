@@ -6,8 +6,8 @@ LM scored by next-token logits), ``replay`` (recorded verdicts) and ``simulated`
 bias knobs). :mod:`fairjudge.judges.testing` holds a loopback provider server for tests.
 """
 
-from fairjudge.judges._base import (BACKENDS, JudgeBackend, JudgeBackendError, RetryableError,
-                                    get_backend, register_backend)
+from fairjudge.judges._base import (BACKENDS, JudgeBackend, JudgeBackendError, RequestRejected,
+                                    RetryableError, get_backend, register_backend)
 from fairjudge.judges._cache import VerdictCache, cache_key
 from fairjudge.judges._parsing import parse_rubric_scores, parse_verdict, strip_hidden_reasoning
 from fairjudge.judges._prompts import BUILTIN_TEMPLATES, RUBRIC, PromptTemplate, load_templates
@@ -29,6 +29,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "PromptTemplate",
+    "RequestRejected",
     "RateLimiter",
     "RetryableError",
     "RunOptions",

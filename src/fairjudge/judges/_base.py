@@ -9,7 +9,12 @@ from fairjudge.judges._types import Completion, JudgeRequest
 
 
 class JudgeBackendError(RuntimeError):
-    """A non-retryable provider error (bad request, authentication, unknown model)."""
+    """A fatal provider error (authentication, permission, unknown model): the run stops."""
+
+
+class RequestRejected(RuntimeError):
+    """The provider refused one request (too long, filtered, malformed): that call fails,
+    the run goes on."""
 
 
 class RetryableError(RuntimeError):

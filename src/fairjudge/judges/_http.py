@@ -6,9 +6,11 @@ import asyncio
 import json
 import time
 
-from fairjudge.judges._base import JudgeBackendError, RetryableError
+from fairjudge.judges._base import JudgeBackendError, RequestRejected, RetryableError
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+# Errors that every further request would repeat (credentials, permissions, model name).
+FATAL_STATUS = {401, 403, 404}
 
 
 def _aiohttp():
@@ -77,7 +79,9 @@ class HTTPClient:
             if status in RETRYABLE_STATUS:
                 raise RetryableError(f"{provider}: HTTP {status} {message}",
                                      retry_after=retry_after)
-            raise JudgeBackendError(f"{provider}: HTTP {status} {message}")
+            if status in FATAL_STATUS:
+                raise JudgeBackendError(f"{provider}: HTTP {status} {message}")
+            raise RequestRejected(f"{provider}: HTTP {status} {message}")
         try:
             return json.loads(text), elapsed
         except json.JSONDecodeError:

@@ -11,7 +11,7 @@ from fairjudge.judges._http import HTTPClient
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-LABELS = {"A": "A", "B": "B", "TIE": "tie", "C": "tie"}
+LABELS = {"A": "A", "B": "B", "tie": "tie"}
 
 
 class OpenAIBackend(JudgeBackend):
@@ -98,7 +98,7 @@ class OpenAIBackend(JudgeBackend):
                         int(usage.get("completion_tokens") or 0),
                         int(details.get("reasoning_tokens") or 0)),
             latency=elapsed,
-            probabilities=verdict_probabilities(choice.get("logprobs")),
+            probabilities=verdict_probabilities(choice.get("logprobs"), content),
             finish_reason=choice.get("finish_reason"),
         )
 
@@ -106,25 +106,30 @@ class OpenAIBackend(JudgeBackend):
         await self._http.aclose()
 
 
-def verdict_probabilities(logprobs) -> dict | None:
-    """P(A), P(B), P(tie) at the first output token that is a verdict label.
+def verdict_probabilities(logprobs, text: str) -> dict | None:
+    """P(A), P(B), P(tie) of the verdict token, for a reply that is just a label.
 
-    Log-probabilities of token variants (``" A"``, ``"a"``) are summed per label and the
-    result renormalised over the labels present in the top list.
+    Only a bare-label reply (``"A"``, ``"B"``, ``"tie"``; e.g. the ``letter`` template)
+    has a verdict token whose probabilities mean anything: in a JSON or reasoning reply the
+    first "A" may be an article. The first non-blank output token must be that label
+    (case-sensitive); the top alternatives' probabilities are summed per label over
+    spellings (``"A"``, ``" A"``) and renormalised over the labels present.
     """
     if not isinstance(logprobs, dict) or not logprobs.get("content"):
         return None
-    for entry in logprobs["content"]:
-        token = str(entry.get("token", "")).strip().upper()
-        if token not in LABELS:
-            continue
-        mass: dict[str, float] = {}
-        for alt in entry.get("top_logprobs") or [entry]:
-            label = LABELS.get(str(alt.get("token", "")).strip().upper())
-            if label is not None and alt.get("logprob") is not None:
-                mass[label] = mass.get(label, 0.0) + math.exp(float(alt["logprob"]))
-        total = sum(mass.values())
-        if total <= 0:
-            return None
-        return {label: value / total for label, value in sorted(mass.items())}
-    return None
+    if text.strip().upper() not in LABELS and text.strip().lower() != "tie":
+        return None
+    entry = next((e for e in logprobs["content"] if str(e.get("token", "")).strip()), None)
+    if entry is None or LABELS.get(str(entry.get("token", "")).strip()) is None and \
+            str(entry.get("token", "")).strip().lower() != "tie":
+        return None
+    mass: dict[str, float] = {}
+    for alt in entry.get("top_logprobs") or [entry]:
+        token = str(alt.get("token", "")).strip()
+        label = LABELS.get(token) or ("tie" if token.lower() == "tie" else None)
+        if label is not None and alt.get("logprob") is not None:
+            mass[label] = mass.get(label, 0.0) + math.exp(float(alt["logprob"]))
+    total = sum(mass.values())
+    if total <= 0:
+        return None
+    return {label: value / total for label, value in sorted(mass.items())}

@@ -9,6 +9,7 @@ from fairjudge.data._schema import Outcome
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _OPEN_THINK = re.compile(r"^\s*<(think|thinking|reasoning)>", re.IGNORECASE)
+_CLOSE_THINK = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 _TAG = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]", re.IGNORECASE)
 _LABELLED_LINE = re.compile(
@@ -51,14 +52,15 @@ def _json_candidates(text: str):
 def parse_verdict(text: str | None) -> tuple[Outcome, str]:
     """Parse a pairwise verdict from a judge's output.
 
-    Accepted, in this order: a JSON object (bare or in a fenced block) with a verdict field
+    Recognised forms: a JSON object (bare or in a fenced block) with a verdict field
     (``verdict``, ``winner``, ``decision``, ``preference``, ...) whose value is A, B or a
-    tie word; ``[[A]]``/``[[B]]``/``[[C]]`` tags (``C`` = tie, as in MT-Bench prompts), if
-    all tags agree; a reply that *is* a label (``A``, ``**B**``, ``Assistant A``,
-    ``Output (b)``, ``tie``) or starts with one on its own first line; a last
-    ``Verdict: A``-style line. Hidden reasoning blocks (``<think>...</think>``) are removed
-    first. Anything else, including an empty completion or contradictory tags, is
-    ``Outcome.INVALID``: a verdict is never guessed.
+    tie word; ``[[A]]``/``[[B]]``/``[[C]]`` tags (``C`` = tie, as in MT-Bench prompts); a
+    reply that *is* a label (``A``, ``**B**``, ``Assistant A``, ``Output (b)``, ``tie``)
+    or starts with one on its own first line; ``Verdict: A``-style lines. Hidden reasoning
+    is removed first: complete ``<think>...</think>`` blocks, and everything before a lone
+    closing ``</think>`` (models served without a reasoning parser). Every form present must
+    agree; anything else -- an empty completion, contradictory forms, an unknown label --
+    is ``Outcome.INVALID``: a verdict is never guessed.
 
     Returns
     -------
@@ -76,12 +78,19 @@ def parse_verdict(text: str | None) -> tuple[Outcome, str]:
     """
     if text is None or not str(text).strip():
         return Outcome.INVALID, "empty output"
-    body = strip_hidden_reasoning(str(text))
+    body = str(text)
+    closing = list(_CLOSE_THINK.finditer(body))
+    if closing:
+        body = body[closing[-1].end():]
+        if not body.strip():
+            return Outcome.INVALID, "only hidden reasoning, no verdict"
+    body = strip_hidden_reasoning(body)
     if _OPEN_THINK.match(body):
         return Outcome.INVALID, "output ended inside hidden reasoning"
     body = body.strip()
     if not body:
         return Outcome.INVALID, "only hidden reasoning, no verdict"
+    found: dict[str, Outcome] = {}
     for candidate in _json_candidates(body):
         try:
             data = json.loads(candidate)
@@ -89,31 +98,36 @@ def parse_verdict(text: str | None) -> tuple[Outcome, str]:
             continue
         if isinstance(data, dict):
             lowered = {str(k).lower(): v for k, v in data.items()}
-            for name in VERDICT_FIELDS:
-                if name in lowered:
-                    outcome = _label(lowered[name])
-                    if outcome is None:
-                        return Outcome.INVALID, f"JSON field `{name}` holds {lowered[name]!r}"
-                    return outcome, ""
-            return Outcome.INVALID, "JSON object without a verdict field"
+            field = next((name for name in VERDICT_FIELDS if name in lowered), None)
+            if field is None:
+                return Outcome.INVALID, "JSON object without a verdict field"
+            outcome = _label(lowered[field])
+            if outcome is None:
+                return Outcome.INVALID, f"JSON field `{field}` holds {lowered[field]!r}"
+            found["json"] = outcome
+            break
     tags = {m.group(1).lower() for m in _TAG.finditer(body)}
+    if len(tags) > 1:
+        return Outcome.INVALID, f"contradictory verdict tags {sorted(tags)}"
     if tags:
-        if len(tags) > 1:
-            return Outcome.INVALID, f"contradictory verdict tags {sorted(tags)}"
-        tag = tags.pop()
-        return {"a": Outcome.A, "b": Outcome.B}.get(tag, Outcome.TIE), ""
-    whole = _label(body)
-    if whole is not None:
-        return whole, ""
-    first_line = body.splitlines()[0]
-    first = _label(first_line)
-    if first is not None:
-        return first, ""
+        found["tag"] = {"a": Outcome.A, "b": Outcome.B}.get(tags.pop(), Outcome.TIE)
+    leading = _label(body)
+    if leading is None:
+        leading = _label(body.splitlines()[0])
+    if leading is not None:
+        found["label"] = leading
     labelled = [m.group(1) for line in body.splitlines() if (m := _LABELLED_LINE.match(line))]
-    if labelled:
-        outcome = _label(labelled[-1])
-        if outcome is not None:
-            return outcome, ""
+    lines = {o for o in map(_label, labelled) if o is not None}
+    if len(lines) > 1:
+        return Outcome.INVALID, "contradictory verdict lines"
+    if lines:
+        found["line"] = lines.pop()
+    outcomes = set(found.values())
+    if len(outcomes) > 1:
+        forms = ", ".join(f"{k}={v.value}" for k, v in found.items())
+        return Outcome.INVALID, f"contradictory verdicts ({forms})"
+    if outcomes:
+        return outcomes.pop(), ""
     return Outcome.INVALID, "no verdict found"
 
 

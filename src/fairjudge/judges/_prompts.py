@@ -13,11 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._types import Message
+
+_PLACEHOLDER = re.compile(r"\{\{(question|answer_a|answer_b|reference|rubric)\}\}")
 
 RUBRIC = (
     "accuracy (factual correctness), relevance (addresses the question), completeness "
@@ -78,9 +81,8 @@ class PromptTemplate:
             raise ValueError(f"template {self.name!r} needs a reference answer")
         values = {"question": question, "answer_a": answer_a, "answer_b": answer_b,
                   "reference": reference or "", "rubric": rubric}
-        text = self.user
-        for key, value in values.items():
-            text = text.replace("{{" + key + "}}", str(value))
+        # One pass: placeholder-like text inside an answer is never expanded again.
+        text = _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.user)
         messages = (Message("user", text),)
         if self.system:
             messages = (Message("system", self.system),) + messages

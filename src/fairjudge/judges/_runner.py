@@ -15,7 +15,8 @@ import numpy as np
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import Outcome
-from fairjudge.judges._base import JudgeBackend, JudgeBackendError, RetryableError
+from fairjudge.judges._base import (JudgeBackend, JudgeBackendError, RequestRejected,
+                                    RetryableError)
 from fairjudge.judges._cache import VerdictCache, cache_key
 from fairjudge.judges._parsing import parse_verdict
 from fairjudge.judges._types import Completion, JudgeRequest, Usage, Verdict
@@ -101,6 +102,22 @@ class RunOptions:
     seed: int = 0
 
 
+class SpendLedger:
+    """Money reserved by calls in flight, shared by every backend of a run."""
+
+    def __init__(self):
+        self.reserved = 0.0
+        self.in_flight = 0
+        self.stop = False
+        self._condition = None
+
+    @property
+    def condition(self) -> asyncio.Condition:
+        if self._condition is None:
+            self._condition = asyncio.Condition()
+        return self._condition
+
+
 @dataclass
 class RunReport:
     """What a run did; updated live, so it is meaningful after an interruption too."""
@@ -120,6 +137,7 @@ class RunReport:
     stopped_by_cap: bool = False
     interrupted: bool = False
     errors: list = field(default_factory=list)
+    ledger: SpendLedger = field(default_factory=SpendLedger, repr=False, compare=False)
 
     def summary(self) -> str:
         parts = [f"{self.requested} calls ({self.distinct} distinct): {self.cache_hits} from "
@@ -153,15 +171,23 @@ class RateLimiter:
 
 
 def estimated_input_tokens(request: JudgeRequest) -> int:
-    """An upper estimate of prompt tokens (characters / 3 plus per-message overhead)."""
-    return math.ceil(sum(len(m.content) for m in request.messages) / 3) + 8 * len(
+    """An upper bound on prompt tokens: UTF-8 bytes plus a per-message overhead.
+
+    Byte-level BPE tokenizers never emit more tokens than bytes, so the worst case of a call
+    is known before it is sent (characters / 4 is the usual estimate, and can be 4x low for
+    CJK text).
+    """
+    return sum(len(m.content.encode("utf-8")) for m in request.messages) + 8 * len(
         request.messages)
 
 
 def output_budget(request: JudgeRequest, backend: JudgeBackend) -> int | None:
+    """The largest number of output tokens the call may produce (None if unbounded)."""
     s = request.settings
-    return s.max_completion_tokens or s.max_tokens or getattr(backend, "default_max_tokens",
-                                                              None)
+    budgets = [b for b in (s.max_completion_tokens, s.max_tokens) if b]
+    if budgets:
+        return max(budgets)
+    return getattr(backend, "default_max_tokens", None)
 
 
 def to_verdict(key: str, request: JudgeRequest, completion: Completion,
@@ -202,6 +228,11 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     start = time.perf_counter()
     identity = backend.identity()
     keys = [cache_key(identity, r) for r in requests]
+    if not backend.cacheable:
+        # Free backends may answer from the request's metadata (replay looks the items up by
+        # id), so identical prompts about different items must not be merged.
+        keys = [f"{k}:{r.metadata.get('item_a')}:{r.metadata.get('item_b')}"
+                for k, r in zip(keys, requests)]
     report.requested += len(requests)
     first_index: dict[str, int] = {}
     for i, key in enumerate(keys):
@@ -218,28 +249,54 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     rpm = RateLimiter(options.requests_per_minute) if options.requests_per_minute else None
     tpm = RateLimiter(options.tokens_per_minute) if options.tokens_per_minute else None
     price = (options.prices or {}).get(backend.model)
-    state = {"reserved": 0.0, "stop": False}
+    ledger = report.ledger
+    state = {"fatal": None}
     bar = _progress_bar(len(pending), backend.label) if options.progress and pending else None
     queue = list(reversed(pending))
+
+    async def reserve(request: JudgeRequest) -> float | None:
+        """Reserve the worst-case cost of a call; wait while calls in flight may free room.
+
+        Returns the reservation, or None when the call cannot fit under the cap even with
+        nothing else in flight (the run then stops dispatching). The ledger is shared by
+        every backend of the run.
+        """
+        reservation = price.cost(Usage(estimated_input_tokens(request),
+                                       output_budget(request, backend) or 0))
+        async with ledger.condition:
+            while report.cost + ledger.reserved + reservation > options.max_cost:
+                if ledger.in_flight == 0 or ledger.stop:
+                    ledger.stop = True
+                    report.stopped_by_cap = True
+                    ledger.condition.notify_all()
+                    return None
+                await ledger.condition.wait()
+            ledger.reserved += reservation
+            ledger.in_flight += 1
+        return reservation
+
+    async def release(reservation: float) -> None:
+        async with ledger.condition:
+            ledger.reserved -= reservation
+            ledger.in_flight -= 1
+            ledger.condition.notify_all()
 
     async def call(key: str) -> None:
         request = requests[first_index[key]]
         reservation = 0.0
         if options.max_cost is not None:
-            reservation = price.cost(Usage(estimated_input_tokens(request),
-                                           output_budget(request, backend) or 0))
-            if report.cost + state["reserved"] + reservation > options.max_cost:
-                state["stop"] = True
-                report.stopped_by_cap = True
+            reservation = await reserve(request)
+            if reservation is None:
+                queue.append(key)  # not made: counted as skipped below
                 return
-            state["reserved"] += reservation
         try:
-            if rpm:
-                await rpm.acquire()
-            if tpm:
-                await tpm.acquire(estimated_input_tokens(request)
-                                  + (output_budget(request, backend) or 0))
             for attempt in range(options.max_retries + 1):
+                # Rate limits apply to every attempt, retries included.
+                if rpm:
+                    await rpm.acquire()
+                if tpm:
+                    await tpm.acquire(estimated_input_tokens(request)
+                                      + (output_budget(request, backend) or 0))
                 try:
                     completion = await backend.complete(request)
                     break
@@ -249,11 +306,17 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                         report.errors.append(f"gave up after {attempt + 1} attempts: {err}")
                         return
                     report.retries += 1
-                    delay = err.retry_after
-                    if delay is None:
-                        delay = min(options.backoff_max, options.backoff_base * 2 ** attempt)
-                        delay *= 0.5 + 0.5 * float(jitter.random())
-                    await asyncio.sleep(delay)
+                    delay = min(options.backoff_max, options.backoff_base * 2 ** attempt)
+                    if err.retry_after is not None:
+                        delay = min(options.backoff_max, err.retry_after)
+                    # Jitter spreads retries of many workers that were throttled together.
+                    await asyncio.sleep(delay * (0.5 + 0.5 * float(jitter.random()))
+                                        if err.retry_after is None else
+                                        delay * (1.0 + 0.1 * float(jitter.random())))
+                except RequestRejected as err:
+                    report.failed += 1
+                    report.errors.append(str(err))
+                    return
             verdict = to_verdict(key, request, completion, attempt)
             if cache is not None and backend.cacheable:
                 cache.put(verdict, identity=identity, request=request)
@@ -265,11 +328,16 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             report.output_tokens += verdict.usage.output_tokens
             if bar is not None:
                 bar.update(1)
+        except JudgeBackendError as err:
+            # Fatal (bad key, unknown model): stop dispatching, let calls in flight finish
+            # and be cached, then raise.
+            state["fatal"] = err
         finally:
-            state["reserved"] -= reservation
+            if options.max_cost is not None:
+                await release(reservation)
 
     async def worker() -> None:
-        while queue and not state["stop"]:
+        while queue and not ledger.stop and state["fatal"] is None:
             await call(queue.pop())
 
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, options.concurrency))]
@@ -284,7 +352,9 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         if bar is not None:
             bar.close()
         report.elapsed += time.perf_counter() - start
-    report.skipped_by_cap += len(queue) if state["stop"] else 0
+    if state["fatal"] is not None:
+        raise state["fatal"]
+    report.skipped_by_cap += len(queue) if ledger.stop else 0
     results = [answers.get(k) for k in keys]
     report.invalid += sum(1 for v in results if v is not None and v.outcome is Outcome.INVALID)
     return results

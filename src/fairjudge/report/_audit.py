@@ -22,6 +22,8 @@ def comparison_tables(comparison) -> dict[str, pd.DataFrame]:
     table1 = pd.DataFrame({
         "agreement [95% CI]": [f"{r.agreement:.3f} [{r.agreement_ci_low:.3f}, "
                                f"{r.agreement_ci_high:.3f}]" for r in t.itertuples()],
+        "vs baseline (pp)": [f"{100 * r.difference:+.1f}" if np.isfinite(r.difference) else ""
+                             for r in t.itertuples()],
         "kappa [95% CI]": [f"{r.kappa:.3f} [{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
                            for r in t.itertuples()],
         "n": t["n"], "$ / eval": t["cost_per_eval"].map(

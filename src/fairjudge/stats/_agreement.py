@@ -12,6 +12,7 @@ from enum import Enum
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from fairjudge._util._rng import as_generator
@@ -203,8 +204,8 @@ def _kappa_from_codes(pred, gold, n_categories: int) -> np.ndarray:
     return kappa
 
 
-def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), level: float = 0.95,
-                 n_boot: int = 2000, rng=0) -> Estimate:
+def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
+                 level: float = 0.95, n_boot: int = 2000, rng=0) -> Estimate:
     """Cohen's kappa between predicted and gold labels, with a bootstrap interval over instances.
 
     Parameters
@@ -216,6 +217,9 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), level: float = 0.
         The reference label per instance; every label must be in ``labels``.
     labels : sequence of str
         The label set (default: first-shown wins, second-shown wins, tie).
+    clusters : array_like, shape (n,), optional
+        Cluster of each instance (e.g. the pair, when both presentation orders are
+        instances): whole clusters are resampled and ``n`` counts clusters.
     level : float
         Confidence level of the percentile interval.
     n_boot : int
@@ -280,8 +284,22 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), level: float = 0.
     n = gold_codes.size
     n_categories = len(labels) + 1
     estimate = float(_kappa_from_codes(pred_codes[None], gold_codes[None], n_categories)[0])
-    idx = as_generator(rng).integers(0, n, (n_boot, n))
-    replicates = _kappa_from_codes(pred_codes[idx], gold_codes[idx], n_categories)
+    generator = as_generator(rng)
+    if clusters is None:
+        idx = generator.integers(0, n, (n_boot, n))
+        replicates = _kappa_from_codes(pred_codes[idx], gold_codes[idx], n_categories)
+    else:
+        labels_of, _ = pd.factorize(np.asarray(clusters))
+        if labels_of.shape != (n,):
+            raise ValueError(f"`clusters` must have one label per instance ({n}); got "
+                             f"{labels_of.shape[0]}")
+        members = pd.Series(np.arange(n)).groupby(labels_of).apply(np.asarray).tolist()
+        n = len(members)
+        replicates = np.empty(n_boot)
+        for r in range(n_boot):
+            rows = np.concatenate([members[c] for c in generator.integers(0, n, n)])
+            replicates[r] = _kappa_from_codes(pred_codes[rows][None], gold_codes[rows][None],
+                                              n_categories)[0]
     replicates = replicates[np.isfinite(replicates)]
     if replicates.size == 0:
         low = high = float("nan")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from fairjudge._util._rng import as_generator
 
@@ -24,13 +25,18 @@ class Estimate:
                 "n": self.n}
 
 
-def bootstrap_mean(values, *, level: float = 0.95, n_boot: int = 2000, rng=0) -> Estimate:
+def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 2000,
+                   rng=0) -> Estimate:
     """Mean of per-unit values with a percentile bootstrap interval (units resampled).
 
     Parameters
     ----------
     values : array_like, shape (n,)
-        One value per independent unit (e.g. 1/0 consistency of each pair).
+        One value per observation (e.g. 1/0 correctness of each verdict).
+    clusters : array_like, shape (n,), optional
+        Cluster label of each value. Observations of one cluster (e.g. the two presentation
+        orders of one pair) are not independent, so whole clusters are resampled and
+        ``n`` counts clusters.
     level : float
     n_boot : int
         Bootstrap replicates (the debiasing study uses 2000).
@@ -43,12 +49,27 @@ def bootstrap_mean(values, *, level: float = 0.95, n_boot: int = 2000, rng=0) ->
     (0.75, 4)
     """
     values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    n = values.size
-    if n == 0:
+    finite = np.isfinite(values)
+    if clusters is not None:
+        clusters = np.asarray(clusters)
+        if clusters.shape != values.shape:
+            raise ValueError(f"`clusters` must have the shape of `values` {values.shape}; got "
+                             f"{clusters.shape}")
+        clusters = clusters[finite]
+    values = values[finite]
+    if values.size == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), 0, level)
     rng = as_generator(rng)
-    means = values[rng.integers(0, n, (n_boot, n))].mean(axis=1)
+    if clusters is None:
+        n = values.size
+        means = values[rng.integers(0, n, (n_boot, n))].mean(axis=1)
+    else:
+        codes, _ = pd.factorize(clusters)
+        n = int(codes.max()) + 1
+        sums = np.bincount(codes, weights=values, minlength=n)
+        counts = np.bincount(codes, minlength=n).astype(float)
+        draws = rng.integers(0, n, (n_boot, n))
+        means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     alpha = (1 - level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return Estimate(float(values.mean()), float(low), float(high), int(n), level)
