@@ -202,7 +202,7 @@ def test_a_rejected_request_fails_alone(server, monkeypatch):
 
     monkeypatch.setattr(backend, "complete", complete)
     report = RunReport()
-    verdicts = run_requests(backend, [letter_request("poison", "b"), letter_request("a", "bb")],
+    verdicts = run_requests(backend, [letter_request("poison", "b"), letter_request("a", "b b b")],
                             options=FAST, report=report)
     assert verdicts[0] is None and verdicts[1].outcome is Outcome.B
     assert report.failed == 1 and "context_length_exceeded" in report.errors[0]

@@ -165,7 +165,7 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
         echo_json({"strategy": chosen.name, "pairs": len(table),
                    "completed_pairs": len(result.aggregate),
                    "incomplete_pairs": len(result.incomplete), "outcomes": details,
-                   "report": vars(report), "written": [os.path.abspath(p) for p in written]})
+                   "report": report.as_dict(), "written": [os.path.abspath(p) for p in written]})
     else:
         click.echo(f"{chosen.name} ({chosen.title}): {len(result.aggregate)}/{len(table)} pairs "
                    f"judged; outcomes {details}", err=True)

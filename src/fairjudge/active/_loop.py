@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from fairjudge._util._rng import as_generator
+from fairjudge._util._rng import as_generator, content_seed
 from fairjudge._util._threads import single_threaded_blas
 from fairjudge.active._scores import RULES, SCORED_RULES, pair_scores, round_robin_schedule
 from fairjudge.data._encode import Comparisons
@@ -121,10 +121,12 @@ def run_active_topk(
 
     At each step the next unordered pair is the arg max of the acquisition score over the
     pairs not yet queried (or over all pairs with ``allow_repeats``); ties are broken at
-    random. The pair is shown in a random order, which is recorded with the verdict (this is
-    what makes the position term identifiable). The posterior is refitted, warm-started,
+    random. The pair is shown in a random order -- a hash of a seed drawn from ``rng``, the
+    pair and its repeat count -- recorded with the verdict (this is what makes the position
+    term identifiable). The posterior is refitted, warm-started,
     every ``refit_every`` acquisitions and at each checkpoint; between refits the choice uses
-    the last posterior, and with ``allow_repeats`` the quality covariance is updated by the
+    the last posterior (checkpoints are evaluated by a separate fit that leaves the choices
+    unchanged), and with ``allow_repeats`` the quality covariance is updated by the
     rank-one Fisher information of each new comparison (Sherman–Morrison) so that a batch
     does not pile onto one pair. Verdicts that are ``ABSTAIN`` or ``INVALID`` spend budget
     but carry no information.
@@ -191,20 +193,42 @@ def _run_active_topk(oracle, n_items, *, k, budget, covariates, covariate_names,
         raise ValueError(f"`budget` must be a positive integer; got {budget!r}")
     if not (isinstance(refit_every, (int, np.integer)) and refit_every >= 1):
         raise ValueError(f"`refit_every` must be a positive integer; got {refit_every!r}")
+    if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 1):
+        raise ValueError(f"`n_samples` must be a positive integer; got {n_samples!r}")
+    for name, value in (("prior_precision", prior_precision),
+                        ("bias_prior_precision", bias_prior_precision)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"`{name}` must be positive; got {value!r}")
+    if covariates is not None:
+        shape = np.shape(covariates)
+        if len(shape) not in (1, 2) or shape[0] != n_items:
+            raise ValueError(f"`covariates` must have shape (n_items={n_items}, d); got {shape}")
+    matrix = getattr(oracle, "matrix", None)
+    if matrix is not None and np.shape(matrix) != (n_items, n_items):
+        raise ValueError(f"the oracle's verdict matrix has shape {np.shape(matrix)}; expected "
+                         f"({n_items}, {n_items}) for n_items={n_items}")
     if true_quality is not None:
         true_quality = np.asarray(true_quality, dtype=float)
         if true_quality.shape != (n_items,):
             raise ValueError(f"`true_quality` must have shape ({n_items},); got "
                              f"{true_quality.shape}")
     rng = as_generator(rng)
+    # Presentation orders come from a hash of (run seed, pair, repeat), drawn before anything
+    # else: the same pair is shown in the same order whatever the rule, which keeps paired
+    # comparisons of rules on one oracle free of order noise.
+    order_seed = int(rng.integers(2**62))
+    times_shown: dict[tuple, int] = {}
     item_ids = tuple(str(i) for i in (item_ids if item_ids is not None else range(n_items)))
     checkpoints = sorted({int(c) for c in checkpoints if 1 <= int(c) <= budget} | {budget})
 
     recorded = getattr(oracle, "recorded", None)
     available = np.ones((n_items, n_items), dtype=bool)
     if recorded is not None:
-        rec = np.array([[i != j and recorded(i, j) for j in range(n_items)]
-                        for i in range(n_items)])
+        if matrix is not None:
+            rec = np.isfinite(np.asarray(matrix, dtype=float))
+        else:
+            rec = np.array([[i != j and recorded(i, j) for j in range(n_items)]
+                            for i in range(n_items)])
         available = rec | rec.T
     np.fill_diagonal(available, False)
     available = np.triu(available)
@@ -272,7 +296,9 @@ def _run_active_topk(oracle, n_items, *, k, budget, covariates, covariate_names,
             i, j = options[rng.integers(len(options))]
             chosen_score = float(best)
         i, j = int(i), int(j)
-        first, second = (i, j) if rng.random() < 0.5 else (j, i)
+        repeat = times_shown.get((i, j), 0)
+        times_shown[(i, j)] = repeat + 1
+        first, second = (i, j) if content_seed(order_seed, i, j, repeat) % 2 == 0 else (j, i)
         if recorded is not None and not recorded(first, second):
             first, second = second, first
         outcome = Outcome(oracle(first, second))
@@ -282,7 +308,7 @@ def _run_active_topk(oracle, n_items, *, k, budget, covariates, covariate_names,
         scores_l.append(chosen_score)
         fit_size.append(0 if acq_fit is None else int(round(acq_fit.n_comparisons)))
         unqueried[i, j] = False
-        if allow_repeats and rule in SCORED_RULES and outcome.first_score == outcome.first_score:
+        if allow_repeats and rule in SCORED_RULES and np.isfinite(outcome.first_score):
             # Sherman–Morrison: add the Fisher information w u u' of the new comparison.
             u = np.zeros(n_items)
             u[i], u[j] = 1.0, -1.0
@@ -290,18 +316,30 @@ def _run_active_topk(oracle, n_items, *, k, budget, covariates, covariate_names,
             su = post_cov @ u
             post_cov = post_cov - np.outer(su, su) * (pij * (1 - pij)) / (
                 1.0 + pij * (1 - pij) * (u @ su))
-        if step % refit_every == 0 or step in checkpoints:
+        if step % refit_every == 0:
             if refit() is not None and true_quality is not None:
                 last_recall = topk_recall(fit.topk(k), true_quality, k)
-            if step in checkpoints:
+        if step in checkpoints and true_quality is not None:
+            # Evaluate on exactly `step` verdicts without touching the posterior that picks
+            # the next pairs, so recording a budget never changes the acquisition path.
+            if fitted_upto != len(outcomes):
+                data = comparisons_so_far()
+                checkpoint_fit = None if len(data) == 0 else fit_model(
+                    model, data, covariates, covariate_names=covariate_names,
+                    prior_precision=prior_precision,
+                    bias_prior_precision=bias_prior_precision,
+                    init=None if fit is None or model != acquisition_model else fit.params,
+                    check_graph=False)
+                recall_at[step] = (np.nan if checkpoint_fit is None
+                                   else topk_recall(checkpoint_fit.topk(k), true_quality, k))
+            else:
                 recall_at[step] = last_recall
         recall.append(last_recall)
     if fit is None or fitted_upto != len(outcomes):
         if refit() is None:
             raise ValueError("no usable verdict was collected (all abstentions or invalid)")
         if true_quality is not None:
-            last_recall = topk_recall(fit.topk(k), true_quality, k)
-            recall_at[len(outcomes)] = last_recall
+            recall_at[len(outcomes)] = topk_recall(fit.topk(k), true_quality, k)
     return ActiveResult(
         item_ids=item_ids,
         k=int(k),

@@ -114,9 +114,6 @@ class Comparisons:
                            self.weight[mask], self.judge[mask], self.item_ids, self.judges)
 
 
-_WINNER_SCORE = {Outcome.A.value: 1.0, Outcome.B.value: 0.0, Outcome.TIE.value: TIE_SCORE}
-
-
 def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -> Comparisons:
     """Encode a validated verdict table as :class:`Comparisons`.
 
@@ -145,8 +142,11 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -
         index = pd.Index(pd.unique(np.concatenate(
             [verdicts["item_a"].to_numpy(dtype=object), verdicts["item_b"].to_numpy(dtype=object)]
         )))
-    score_of = np.array([_WINNER_SCORE.get(w, np.nan) for w in ("a", "b", "tie")])
     winner_codes = _codes(verdicts["winner"], pd.Index(["a", "b", "tie"]))
+    if (winner_codes < 0).any():
+        raise ValueError("`verdicts` must be validated first (fairjudge.data.load_verdicts): "
+                         "a winner is not one of a, b, tie")
+    score_of = np.array([1.0, 0.0, TIE_SCORE])
     judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
     return Comparisons(
         first=_codes(verdicts["item_a"], index),

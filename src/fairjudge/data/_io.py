@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 from pathlib import Path
@@ -31,6 +32,24 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     suffix = suffix.rsplit(".", 1)[-1]
     if path.stat().st_size == 0:
         raise FairjudgeInputError(f"{path.name}: file is empty")
+    try:
+        frame, location = _read_by_suffix(path, suffix)
+    except UnicodeDecodeError as err:
+        raise FairjudgeInputError(f"{path.name}: not UTF-8 text ({err.reason} at byte "
+                                  f"{err.start}); save the file as UTF-8") from None
+    frame.attrs["source"] = path.name
+    frame.attrs["location"] = location
+    return frame
+
+
+def _open_text(path: Path):
+    """Text handle for a file; ``.gz`` files are decompressed."""
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _read_by_suffix(path: Path, suffix: str):
     if suffix in ("jsonl", "ndjson"):
         frame, location = _read_jsonl(path), "line"
     elif suffix == "json":
@@ -39,7 +58,8 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         sep = "\t" if suffix == "tsv" else ","
         try:
             # Ids are names, not numbers: "007" must stay "007".
-            frame = pd.read_csv(path, sep=sep, dtype={c: str for c in ID_COLUMNS})
+            with _open_text(path) as handle:
+                frame = pd.read_csv(handle, sep=sep, dtype={c: str for c in ID_COLUMNS})
         except pd.errors.EmptyDataError:
             raise FairjudgeInputError(f"{path.name}: file is empty") from None
         except pd.errors.ParserError as err:
@@ -53,16 +73,17 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             raise FairjudgeInputError(
                 f"{path.name}: reading Parquet needs pyarrow: pip install 'fairjudge[parquet]'"
             ) from None
+        except Exception as err:  # pyarrow raises its own error types for corrupt files
+            raise FairjudgeInputError(f"{path.name}: not a readable Parquet file ({err})") \
+                from None
         frame.index = frame.index + 1
         location = "row"
     else:
         raise FairjudgeInputError(
             f"{path.name}: unknown table format {path.suffix!r}; "
-            "expected .jsonl, .json, .csv, .tsv or .parquet"
+            "expected .jsonl, .json, .csv, .tsv or .parquet (optionally .gz)"
         )
-    frame.attrs["source"] = path.name
-    frame.attrs["location"] = location
-    return frame
+    return frame, location
 
 
 ID_COLUMNS = ("id", "item_a", "item_b", "model_a", "model_b", "judge", "question_id")
@@ -71,7 +92,7 @@ ID_COLUMNS = ("id", "item_a", "item_b", "model_a", "model_b", "judge", "question
 def _csv_record_lines(path: Path, sep: str, n_records: int) -> pd.Index:
     """The line on which each CSV record starts (blank lines and quoted newlines counted)."""
     starts = []
-    with open(path, newline="", encoding="utf-8") as handle:
+    with _open_text(path) as handle:
         reader = csv.reader(handle, delimiter=sep)
         next(reader, None)  # header
         previous = reader.line_num
@@ -86,7 +107,7 @@ def _csv_record_lines(path: Path, sep: str, n_records: int) -> pd.Index:
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
     records, lines = [], []
-    with open(path, encoding="utf-8") as handle:
+    with _open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -110,7 +131,8 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 def _read_json_array(path: Path) -> pd.DataFrame:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with _open_text(path) as handle:
+            data = json.loads(handle.read())
     except json.JSONDecodeError as err:
         raise FairjudgeInputError(
             f"{path.name} line {err.lineno}: not valid JSON ({err.msg})"

@@ -185,7 +185,9 @@ def validate_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     else:
         frame["judge"] = DEFAULT_JUDGE
     if "weight" in frame.columns:
-        weight = pd.to_numeric(frame["weight"], errors="coerce").to_numpy(dtype=float)
+        # A record that omits the optional weight (a JSONL line without it) weighs 1.
+        raw = frame["weight"].where(frame["weight"].notna(), 1.0)
+        weight = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
         bad = _first_bad(~(np.isfinite(weight) & (weight > 0)))
         if bad is not None:
             raise FairjudgeInputError(

@@ -139,6 +139,10 @@ class RunReport:
     errors: list = field(default_factory=list)
     ledger: SpendLedger = field(default_factory=SpendLedger, repr=False, compare=False)
 
+    def as_dict(self) -> dict:
+        """The counters, JSON-ready."""
+        return {k: v for k, v in vars(self).items() if k != "ledger"}
+
     def summary(self) -> str:
         parts = [f"{self.requested} calls ({self.distinct} distinct): {self.cache_hits} from "
                  f"cache, {self.fresh} fresh", f"{self.invalid} invalid outputs",

@@ -94,7 +94,7 @@ class BTFit:
         order = np.lexsort((np.arange(self.n_items), -self.scores))
         return order[:k]
 
-    def topk_membership(self, k: int, *, n_samples: int = 1500, rng=None) -> np.ndarray:
+    def topk_membership(self, k: int, *, n_samples: int = 1500, rng=0) -> np.ndarray:
         """Monte-Carlo ``P(i in top-k)`` under ``N(scores, covariance)``; shape (N,)."""
         return topk_membership(self.scores, self.covariance, k, n_samples=n_samples, rng=rng)
 

@@ -34,7 +34,7 @@ def gaussian_samples(mean: np.ndarray, covariance: np.ndarray, n_samples: int,
 
 
 def topk_membership(scores, covariance, k: int, *, n_samples: int = 1500,
-                    rng=None) -> np.ndarray:
+                    rng=0) -> np.ndarray:
     """Monte-Carlo estimate of ``p_i = P(i in top-k)`` under ``theta ~ N(scores, covariance)``.
 
     Draws ``n_samples`` posterior samples and counts how often each item is among the ``k``

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairjudge.report._plots import (plot_estimates_vs_truth, plot_recall_vs_budget,
@@ -28,11 +29,13 @@ def summarize_topk_experiment(results: dict, config) -> dict[str, pd.DataFrame]:
                        for model in config.models], ignore_index=True)
     tables["tests_raw"] = tests
     for model in config.models:
-        sub = tests[tests["model"] == model]
+        sub = tests[tests["model"] == model] if len(tests) else tests
         if len(sub):
             tables[f"tests_{model}"] = format_tests(sub)
     tables["full_data"] = full_data_table(full)
-    tables["full_data_tests"] = full_data_tests(full)
+    tables["full_data_tests"] = pd.concat(
+        [full_data_tests(full, reference="bias-aware", baseline=b)
+         for b in ("naive", "swap-majority", "residualized", "hierarchical")], ignore_index=True)
     tables["bias_estimates"] = bias_estimates(full)
     if {"naive", "bias-aware"} <= set(config.models) and {"round-robin", "topk"} <= set(
             config.rules):
@@ -68,6 +71,19 @@ def render_topk_summary(tables: dict) -> str:
     return "\n\n".join(parts)
 
 
+def _finite(value):
+    """JSON-safe copy: NaN and infinities become null (they are not valid JSON)."""
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
 def write_topk_report(results: dict, config, out_dir) -> tuple[str, list[Path]]:
     """Write CSV/JSON data, the text report and the PNG figures into ``out_dir``.
 
@@ -93,7 +109,7 @@ def write_topk_report(results: dict, config, out_dir) -> tuple[str, list[Path]]:
         "full_data": results["full"].groupby(["judge", "n_items", "k", "model"])["recall"]
         .agg(["mean", "sem", "count"]).reset_index().to_dict(orient="records"),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n",
+    (out / "summary.json").write_text(json.dumps(_finite(summary), indent=2) + "\n",
                                       encoding="utf-8")
     written.append(out / "summary.json")
     written.append(plot_recall_vs_budget(results["budget"], out / "fig3_recall_vs_budget.png"))
