@@ -28,7 +28,8 @@ def test_llmbar_gpt4_natural_through_the_audit_cli(tmp_path, capsys):
         assert set(report[key]) == {"estimate", "ci_low", "ci_high", "n"}
         assert report[key]["ci_low"] <= report[key]["estimate"] <= report[key]["ci_high"]
     assert report["position_consistency"]["estimate"] == pytest.approx(0.97, abs=0.005)
-    assert round(report["accuracy"]["estimate"] + 1e-9, 2) == 0.94
+    # LLMBar's published .94 is 0.935 (the mean of the two orders' accuracies) rounded.
+    assert report["accuracy"]["estimate"] == pytest.approx(0.935, abs=1e-9)
 
 
 def test_prd_bard_first_slot_rate():
@@ -47,14 +48,24 @@ def test_self_preference_on_prd_reviewers_that_are_contestants():
     bench = load_prd(reviewers="claude")
     audit = audit_verdicts(bench.verdicts, items=bench.items[["text", "source"]], n_boot=200)
     sp = audit["claude"].self_preference
-    assert sp.family == "anthropic" and sp.judge_rate.n > 100
+    assert sp.family == "anthropic"
+    # Independent count: decisive verdicts with exactly one claude-written answer.
+    v = bench.verdicts[bench.verdicts["winner"].isin(["a", "b"])]
+    src_a = bench.items["source"].reindex(v["item_a"]).to_numpy()
+    src_b = bench.items["source"].reindex(v["item_b"]).to_numpy()
+    one = (src_a == "claude") != (src_b == "claude")
+    chose_claude = ((v["winner"] == "a").to_numpy() & (src_a == "claude")) | (
+        (v["winner"] == "b").to_numpy() & (src_b == "claude"))
+    assert sp.judge_rate.estimate == pytest.approx(chose_claude[one].mean())
 
 
-def test_external_validity_flags_a_dataset_effect_on_neighbor():
-    """On LLMBar Neighbor the worse answer is usually longer: length alone predicts gold,
-    so a correction must be compared with the covariates-only control."""
-    bench = load_llmbar("Neighbor", judges="GPT-4", strategies="Vanilla_NoRules")
-    ev = external_validity(bench.verdicts, bench.items[["text"]], bench.gold, n_boot=300)
+def test_external_validity_flags_a_dataset_effect_on_gptinst():
+    """On LLMBar GPTInst the worse answer is usually longer: length alone predicts gold.
+    LLaMA2's corrected agreement is no better than the covariates-only control, so the
+    report must call the gain a property of the dataset."""
+    bench = load_llmbar("GPTInst", judges="LLaMA2", strategies="Vanilla_NoRules")
+    ev = external_validity(bench.verdicts, bench.items[["text"]], bench.gold, n_boot=1000)
     assert ev.gold_prefers_longer.estimate < 0.3
-    assert ev.covariates_only.estimate > ev.raw.estimate
-    assert "dataset" in ev.conclusion or "helps" in ev.conclusion
+    assert ev.gain.ci_low > 0.3
+    assert abs(ev.corrected.estimate - ev.covariates_only.estimate) < 0.03
+    assert "measures the dataset" in ev.conclusion

@@ -64,8 +64,11 @@ def test_intervals_are_not_anticonservative_under_the_paper_simulator():
         fit = bias_aware_bt(comps, items[["verbose"]].to_numpy(), covariate_names=["verbose"])
         hits_c += fit.bias_estimate("verbose").interval(0.90).contains(2.0)
         hits_kappa += fit.bias_estimate("position").interval(0.90).contains(0.5)
-    for hits in (hits_c, hits_kappa):
-        assert stats.binomtest(int(hits), n_sets, 0.90, alternative="less").pvalue > 0.01
+    # kappa is identified by the likelihood: its coverage must be consistent with 90%.
+    assert stats.binomtest(int(hits_kappa), n_sets, 0.90).pvalue > 0.01, hits_kappa
+    # c is identified only through the prior; the rejection step makes its interval
+    # conservative (about 98% here), never anti-conservative.
+    assert stats.binomtest(int(hits_c), n_sets, 0.90, alternative="less").pvalue > 0.01
 
 
 def exact_topk_membership(mean, cov, k):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import math
 import sys
 import warnings
@@ -43,6 +44,12 @@ def run_guarded(command: click.Command, argv) -> int:
         return 2
     except JudgeBackendError as err:
         click.echo(f"error: {err}", err=True)
+        return 1
+    except sqlite3.Error as err:
+        click.echo(f"error: the verdict cache could not be used: {err}", err=True)
+        return 1
+    except OSError as err:
+        click.echo(f"error: {err.filename or ''}: {err.strerror or err}", err=True)
         return 1
     return 0
 

@@ -17,7 +17,7 @@ from fairjudge._cli._common import echo_json
 @click.option("--backend", multiple=True, help="Audit a live judge instead (see `judge`).")
 @click.option("--model", multiple=True)
 @click.option("--base-url", multiple=True)
-@click.option("--api-key-env", default=None)
+@click.option("--api-key-env", multiple=True)
 @click.option("--pairs", type=click.Path(dir_okay=False), default=None,
               help="With --backend: pairs to judge in both orders (S1) for the metrics.")
 @click.option("--probes", type=click.Path(dir_okay=False), default=None,
@@ -93,10 +93,16 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     if html_path:
         by_judge = None
         if scores is not None:
-            judge_name = next(iter(audits), "judge")
+            judges = (probe_calls["judge"].astype(str).unique()
+                      if probe_calls is not None and "judge" in probe_calls.columns else [])
+            judge_name = judges[0] if len(judges) == 1 else "judge (probes)"
             by_judge = {judge_name: dict(zip(scores["bias_type"], scores["bias"]))}
+        costs = None
+        if "cost" in verdicts.columns and "judge" in verdicts.columns:
+            costs = verdicts.groupby("judge")["cost"].mean().dropna().to_dict()
         Path(html_path).write_text(audit_html(audits, probe_scores=scores,
-                                              probe_by_judge=by_judge), encoding="utf-8")
+                                              probe_by_judge=by_judge, costs=costs),
+                                   encoding="utf-8")
     if as_json:
         payload = {judge: a.to_dict() for judge, a in audits.items()}
         if scores is not None:

@@ -22,6 +22,17 @@ def _temperature(value: str) -> float | None:
                                  param_hint="--temperature") from None
 
 
+def _check_output(path: str) -> None:
+    """Fail before any call is paid for if an output file cannot be written."""
+    target = Path(path)
+    if target.suffix.lower() not in (".jsonl", ".ndjson", ".csv", ".parquet", ".pq"):
+        raise click.BadParameter(f"{path}: unknown table format {target.suffix!r}; use .jsonl, "
+                                 ".csv or .parquet", param_hint="--out")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise click.BadParameter(f"{path}: folder {parent} does not exist", param_hint="--out")
+
+
 def build_backends(backend, model, base_url, api_key_env, timeout, concurrency, replay,
                    replay_judge, items, sim_bias, sim_position, seed):
     """Backends from the repeated --backend/--model/--base-url options (zipped by position)."""
@@ -29,19 +40,26 @@ def build_backends(backend, model, base_url, api_key_env, timeout, concurrency, 
 
     if not backend:
         raise click.UsageError("give at least one --backend")
+    for option, values in (("--model", model), ("--base-url", base_url),
+                           ("--api-key-env", api_key_env)):
+        if len(values) > len(backend):
+            raise click.UsageError(f"{option} is given {len(values)} times for {len(backend)} "
+                                   "--backend; they pair up by position")
+    # Settings pair with backends by position and are never copied to another backend, so
+    # one provider's key or URL cannot reach another provider's host.
     models = list(model) + [None] * (len(backend) - len(model))
-    urls = list(base_url) if len(base_url) != 1 else list(base_url) * len(backend)
-    urls += [None] * (len(backend) - len(urls))
+    urls = list(base_url) + [None] * (len(backend) - len(base_url))
+    keys = list(api_key_env) + [None] * (len(backend) - len(api_key_env))
     out = []
-    for name, mdl, url in zip(backend, models, urls):
+    for name, mdl, url, key_env in zip(backend, models, urls, keys):
         if name in ("openai", "anthropic"):
             if not mdl:
                 raise click.UsageError(f"--backend {name} needs --model")
             kwargs = {"model": mdl, "timeout": timeout, "max_connections": concurrency}
             if url:
                 kwargs["base_url"] = url
-            if api_key_env:
-                kwargs["api_key_env"] = api_key_env
+            if key_env:
+                kwargs["api_key_env"] = key_env
             out.append(get_backend(name, **kwargs))
         elif name == "hf":
             if not mdl:
@@ -67,7 +85,8 @@ def build_backends(backend, model, base_url, api_key_env, timeout, concurrency, 
 @click.option("--model", multiple=True, help="Model id for each --backend, in order.")
 @click.option("--base-url", multiple=True, help="API root for each --backend (e.g. a vLLM "
               "server's http://host:8000/v1).")
-@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+@click.option("--api-key-env", multiple=True,
+              help="Environment variable holding the API key, per --backend in order.")
 @click.option("--strategy", default="B0", show_default=True,
               help="B0, S1 ... S8, or CWO (consistent wins only).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
@@ -79,13 +98,16 @@ def build_backends(backend, model, base_url, api_key_env, timeout, concurrency, 
               help="Table of question_id, question (when PAIRS give question_id).")
 @click.option("--items", type=click.Path(dir_okay=False), default=None,
               help="Item table with text (when PAIRS give item ids as a and b).")
-@click.option("--concurrency", type=int, default=16, show_default=True)
-@click.option("--rpm", type=float, default=None, help="Requests-per-minute limit.")
-@click.option("--tpm", type=float, default=None, help="Tokens-per-minute limit.")
-@click.option("--timeout", type=float, default=60.0, show_default=True,
-              help="Per-request timeout in seconds.")
-@click.option("--max-retries", type=int, default=8, show_default=True)
-@click.option("--max-cost", type=float, default=None, help="Hard spend cap in dollars.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Requests-per-minute limit.")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Tokens-per-minute limit.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Per-request timeout in seconds.")
+@click.option("--max-retries", type=click.IntRange(min=0), default=8, show_default=True)
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Hard spend cap in dollars.")
 @click.option("--prices", type=click.Path(dir_okay=False), default=None,
               help='JSON {"model": {"input": $/Mtok, "output": $/Mtok}}.')
 @click.option("--cache", "cache_path", default=None, envvar="FAIRJUDGE_CACHE",
@@ -124,7 +146,15 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
     from fairjudge.strategies import get_strategy, judge_pairs
 
     chosen = get_strategy(strategy)
+    for path in filter(None, (out, aggregate_path)):
+        _check_output(path)
     table = load_pairs(pairs, questions=questions, items=items)
+    if "hf" in backend and template is None:
+        # Next-token logits judge a bare label; JSON or reasoning prompts would read the
+        # logits where the model writes "{" or its first word.
+        template = "letter"
+        click.echo("note: the hf backend scores the A/B next-token logits; using the "
+                   "`letter` template (pass --template to override)", err=True)
     loaded_templates = load_templates(templates)
     if template and template not in loaded_templates:
         raise click.BadParameter(f"unknown template {template!r}; have "
@@ -176,6 +206,10 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
                    "pairs are incomplete (raise --max-cost and rerun to resume from the cache)",
                    err=True)
         raise SystemExit(3)
+    for error in report.errors[:5]:
+        click.echo(f"error: {error}", err=True)
+    if len(report.errors) > 5:
+        click.echo(f"... and {len(report.errors) - 5} more errors", err=True)
     if result.incomplete:
-        click.echo(f"warning: {len(result.incomplete)} pairs incomplete (see errors above); "
+        click.echo(f"warning: {len(result.incomplete)} pairs incomplete (failed calls above); "
                    "rerun to retry them", err=True)

@@ -122,11 +122,18 @@ def audit_bias_matrix(audits: dict, probe_scores: dict | None = None) -> pd.Data
 
 
 def audit_html(audits: dict, *, probe_scores: pd.DataFrame | None = None,
-               probe_by_judge: dict | None = None, title: str = "fairjudge judge audit") -> str:
+               probe_by_judge: dict | None = None, costs: dict | None = None,
+               title: str = "fairjudge judge audit") -> str:
+    """Self-contained HTML: summary, bias heatmap (Fig. 1), consistency vs quality gap, and
+    accuracy vs cost per judge (Pareto front) when gold labels and costs are known."""
     sections = [("Summary", f"<pre>{render_audits(audits, probe_scores)}</pre>")]
     matrix = audit_bias_matrix(audits, probe_by_judge)
+    if matrix.empty and probe_by_judge:
+        matrix = pd.DataFrame({judge: {f"probe {k}": v for k, v in scores.items()}
+                               for judge, scores in probe_by_judge.items()}).T
     if matrix.size:
-        sections.append(("Bias heatmap", bias_heatmap(matrix)))
+        sections.append(("Bias heatmap (signed; positive = the bias of interest)",
+                         bias_heatmap(matrix)))
     curves = {j: a.consistency_by_gap for j, a in audits.items()
               if a.consistency_by_gap is not None and len(a.consistency_by_gap)}
     if curves:
@@ -134,10 +141,18 @@ def audit_html(audits: dict, *, probe_scores: pd.DataFrame | None = None,
     accuracy = pd.DataFrame([{"name": j, "agreement": a.accuracy.estimate,
                               "agreement_ci_low": a.accuracy.ci_low,
                               "agreement_ci_high": a.accuracy.ci_high,
-                              "cost_per_eval": np.nan}
+                              "cost_per_eval": (costs or {}).get(j, np.nan)}
                              for j, a in audits.items() if a.accuracy is not None])
     if len(accuracy):
         sections.append(("Accuracy by judge", accuracy.set_index("name")))
+        if np.isfinite(accuracy["cost_per_eval"]).all():
+            front = [r.name for r in accuracy.itertuples() if not (
+                (accuracy["cost_per_eval"] <= r.cost_per_eval)
+                & (accuracy["agreement"] >= r.agreement)
+                & ((accuracy["cost_per_eval"] < r.cost_per_eval)
+                   | (accuracy["agreement"] > r.agreement))).any()]
+            sections.append(("Accuracy vs cost (Pareto front in bold)",
+                             pareto_plot(accuracy, front)))
     if probe_scores is not None and len(probe_scores):
         sections.append(("Controlled probes", probe_scores))
     return html_document(title, sections)

@@ -121,7 +121,7 @@ def score_ablation(budget: pd.DataFrame, at_budget: int, rules) -> pd.DataFrame:
         values = data[data["rule"] == rule]["recall"]
         if len(values):
             mean, se = mean_and_se(values)
-            rows.append({"rule": rule, "recall": format_mean_se(mean, se), "mean": mean})
+            rows.append({"rule": rule, "recall": format_mean_se(mean, se)})
     return pd.DataFrame(rows).set_index("rule")
 
 

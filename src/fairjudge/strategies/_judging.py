@@ -124,7 +124,8 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
             "item_b": row.item_b, "winner": _WINNER.get(outcome),
             "outcome_detail": _DETAIL[outcome], "strategy": strategy.name,
             "judge": "+".join(dict.fromkeys(b.label for _, _, b in results)),
-            "n_calls": len(results), "cost": pair_cost.get(row.id, np.nan)})
+            "n_calls": len(results), "cost_multiplier": strategy.cost_multiplier(len(backends)),
+            "cost": pair_cost.get(row.id, np.nan)})
     calls = pd.DataFrame(call_rows, columns=_CALL_COLUMNS)
     aggregate = pd.DataFrame(aggregate_rows, columns=_AGGREGATE_COLUMNS)
     return JudgingResult(calls, aggregate, report, incomplete)
@@ -135,7 +136,7 @@ _CALL_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_det
                  "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
                  "p_tie", "raw", "detail"]
 _AGGREGATE_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
-                      "strategy", "judge", "n_calls", "cost"]
+                      "strategy", "judge", "n_calls", "cost_multiplier", "cost"]
 
 
 async def _references(pairs, strategy: Strategy, backend, templates, cache, options, settings,
