@@ -109,7 +109,13 @@ def _covariate_matrix(items: pd.DataFrame | None, covariates):
                                   f"`{missing[0]}` is not a column")
     if not names:
         return None, None
-    return items[names].to_numpy(dtype=float), names
+    x = items[names].to_numpy(dtype=float)
+    constant = [n for n, sd in zip(names, x.std(axis=0)) if sd == 0]
+    if constant:
+        raise FairjudgeInputError(
+            f"{items.attrs.get('source', 'items')}: covariate `{constant[0]}` has the same value "
+            "for every item, so its effect cannot be estimated; drop it with --covariates")
+    return x, names
 
 
 def _items_for(comparisons) -> pd.DataFrame:

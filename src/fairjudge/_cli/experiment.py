@@ -66,7 +66,8 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
         n_items=n_items, k=k, n_oracles=oracles, n_seeds=seeds, bias=bias, position=position,
         budgets=parse_int_list(budgets, "--budgets"), rules=rule_list, models=model_list,
         ablation_rules=extra,
-        ablation_budget=ablation_budget, spend_budget=max(parse_int_list(budgets, "--budgets")),
+        ablation_budget=min(ablation_budget, max(parse_int_list(budgets, "--budgets"))),
+        spend_budget=max(parse_int_list(budgets, "--budgets")),
         k_values=parse_int_list(k_values, "--k-values"), large_n_items=large_n, large_k=large_k,
         n_samples=samples, seed=seed)
     n_tasks = 2 * oracles

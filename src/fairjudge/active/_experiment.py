@@ -103,8 +103,10 @@ def _budget_runs_inner(config, oracle) -> list[dict]:
     items, matrix = make_oracle(config, oracle)
     x = items[["verbose"]].to_numpy()
     quality = items["quality"].to_numpy()
-    checkpoints = set(config.budgets) | {config.ablation_budget, config.spend_budget}
-    budget = max(checkpoints)
+    # The ablation and spend budgets are read off the same runs; they never lengthen them.
+    budget = max(config.budgets)
+    checkpoints = set(config.budgets) | {b for b in (config.ablation_budget,
+                                                      config.spend_budget) if b <= budget}
     plan = [(m, r) for m in config.models for r in config.rules]
     plan += [("bias-aware", r) for r in config.ablation_rules if ("bias-aware", r) not in plan]
     rows = []

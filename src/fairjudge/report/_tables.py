@@ -122,7 +122,7 @@ def score_ablation(budget: pd.DataFrame, at_budget: int, rules) -> pd.DataFrame:
         if len(values):
             mean, se = mean_and_se(values)
             rows.append({"rule": rule, "recall": format_mean_se(mean, se)})
-    return pd.DataFrame(rows).set_index("rule")
+    return pd.DataFrame(rows, columns=["rule", "recall"]).set_index("rule")
 
 
 def spend_by_distance(spend: pd.DataFrame, model: str = "bias-aware",
