@@ -373,7 +373,7 @@ def fairjudge_bias_aware(p: Problem, prior: float, repeats: int):
     t = timed(lambda: bias_aware_bt(p.comparisons, x, covariate_names=["length"],
                                     prior_precision=prior, bias_prior_precision=BIAS_PRIOR),
               repeats)
-    t.notes.append(f"{t.result.n_iter} Newton its; tol=1e-9; incl. Laplace covariance")
+    t.notes.append(f"{t.result.n_iter} Newton its; default tol; incl. Laplace covariance")
     return t.result.scores, t
 
 
