@@ -31,8 +31,18 @@ def bias_frame(fit: BTFit, level: float = 0.95) -> pd.DataFrame:
                                        "ci_high"])
 
 
-def _bias_key(row, several_judges: bool) -> str:
-    return f"{row.judge}/{row.name}" if several_judges else row.name
+def _ranking_payload(topk, scores, membership, bias: pd.DataFrame, level: float) -> dict:
+    """The JSON fields shared by rankings and selections."""
+    several = bias["judge"].nunique() > 1
+    return {
+        "topk": list(topk),
+        "scores": {i: float(v) for i, v in scores.items()},
+        "membership": {i: float(v) for i, v in membership.items()},
+        "bias": {(f"{r.judge}/{r.name}" if several else r.name): {
+            "estimate": r.estimate, "std_error": r.std_error, "ci_low": r.ci_low,
+            "ci_high": r.ci_high, "judge": r.judge, "level": level}
+            for r in bias.itertuples()},
+    }
 
 
 @dataclass(frozen=True)
@@ -82,19 +92,10 @@ class Ranking:
 
     def to_dict(self) -> dict:
         """JSON-ready summary: topk, scores, membership, bias (name -> estimate, interval)."""
-        several = self.bias["judge"].nunique() > 1
-        return {
-            "model": self.fit.model,
-            "k": self.k,
-            "topk": list(self.topk),
-            "scores": {i: float(v) for i, v in self.scores.items()},
-            "membership": {i: float(v) for i, v in self.membership.items()},
-            "bias": {_bias_key(r, several): {"estimate": r.estimate, "std_error": r.std_error,
-                                             "ci_low": r.ci_low, "ci_high": r.ci_high,
-                                             "judge": r.judge, "level": self.level}
-                     for r in self.bias.itertuples()},
-            "diagnostics": self.diagnostics,
-        }
+        return {"model": self.fit.model, "k": self.k,
+                **_ranking_payload(self.topk, self.scores, self.membership, self.bias,
+                                   self.level),
+                "diagnostics": self.diagnostics}
 
 
 def _covariate_matrix(items: pd.DataFrame | None, covariates):
@@ -267,19 +268,12 @@ class Selection:
         return self.result.fit
 
     def to_dict(self) -> dict:
-        several = self.bias["judge"].nunique() > 1
         return {
             "model": self.result.model,
             "rule": self.result.rule,
             "k": self.result.k,
             "budget_spent": int(len(self.queried)),
-            "topk": list(self.topk),
-            "scores": {i: float(v) for i, v in self.scores.items()},
-            "membership": {i: float(v) for i, v in self.membership.items()},
-            "bias": {_bias_key(r, several): {"estimate": r.estimate, "std_error": r.std_error,
-                                             "ci_low": r.ci_low, "ci_high": r.ci_high,
-                                             "judge": r.judge, "level": self.level}
-                     for r in self.bias.itertuples()},
+            **_ranking_payload(self.topk, self.scores, self.membership, self.bias, self.level),
             "queried": [[a, b, w] for a, b, w in
                         self.queried[["item_a", "item_b", "winner"]].itertuples(index=False)],
             "recall_at": {str(b): r for b, r in self.recall_at.items()},

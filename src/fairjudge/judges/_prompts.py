@@ -11,12 +11,12 @@ explicit version get one derived from their text.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fairjudge._util._files import read_json_file
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._types import Message
 
@@ -142,13 +142,7 @@ def load_templates(path: str | os.PathLike | None = None) -> dict[str, PromptTem
     if path is None:
         return templates
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FairjudgeInputError(f"{path}: no such template file") from None
-    except json.JSONDecodeError as err:
-        raise FairjudgeInputError(f"{path.name} line {err.lineno}: not valid JSON "
-                                  f"({err.msg})") from None
+    data = read_json_file(path, "template")
     if not isinstance(data, dict):
         raise FairjudgeInputError(f"{path.name}: expected an object mapping template names "
                                   "to {user, system, version}")

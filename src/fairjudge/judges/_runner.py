@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import os
 import sys
 import time
@@ -13,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairjudge._util._files import read_json_file
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import (JudgeBackend, JudgeBackendError, RequestRejected,
@@ -41,13 +40,7 @@ class PriceTable(dict):
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "PriceTable":
         path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise FairjudgeInputError(f"{path}: no such price file") from None
-        except json.JSONDecodeError as err:
-            raise FairjudgeInputError(f"{path.name} line {err.lineno}: not valid JSON "
-                                      f"({err.msg})") from None
+        data = read_json_file(path, "price")
         table = cls()
         for model, spec in (data.items() if isinstance(data, dict) else []):
             try:
