@@ -80,3 +80,45 @@ def test_usage_errors_are_one_line(tmp_path, pairs_file, capsys):
     code, _, err = run(["judge", pairs_file, "--backend", "openai", "--out",
                         tmp_path / "v.jsonl"], capsys)
     assert code == 2 and "--backend openai needs --model" in err
+
+
+@pytest.fixture
+def probe_file(tmp_path, capsys):
+    records = tmp_path / "records.jsonl"
+    rows = []
+    for q in range(3):
+        for source in ("gpt4", "claude"):
+            rows.append({"question": f"Question {q}?", "source": source, "answer":
+                         f"The first point about topic {q} from {source} is clear. A second "
+                         f"sentence adds a detail. A third sentence explains why it matters. "
+                         f"Finally, {source} closes the answer to question {q}."})
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "probes.jsonl"
+    assert main(["probes", str(records), "--out", str(out), "--seed", "3"]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_audit_a_live_judge_on_probes_and_pairs(tmp_path, pairs_file, probe_file, capsys):
+    code, out, err = run(["audit", "--backend", "simulated", "--backend", "simulated",
+                          "--model", "j1", "--model", "j2", "--probes", probe_file,
+                          "--pairs", pairs_file, "--cache", tmp_path / "c.sqlite", "--json",
+                          "--html", tmp_path / "a.html"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert {"simulated:j1", "simulated:j2"} <= set(report)
+    for judge in ("simulated:j1", "simulated:j2"):
+        for key in ("position_consistency", "first_position_rate"):
+            assert set(report[judge][key]) == {"estimate", "ci_low", "ci_high", "n"}
+    judged = {row["judge"] for row in report["probes"]}
+    assert judged == {"simulated:j1", "simulated:j2"}
+    length = [r for r in report["probes"] if r["bias_type"] == "LENGTH"]
+    assert all(r["bias"] > 0 for r in length)  # the simulated judge rewards words
+    assert "<img" in (tmp_path / "a.html").read_text()
+
+
+def test_audit_refuses_probes_it_cannot_match(tmp_path, probe_file, capsys):
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(json.dumps({"item_a": "x", "item_b": "y", "winner": "a"}) + "\n")
+    code, _, err = run(["audit", "--verdicts", verdicts, "--probes", probe_file], capsys)
+    assert code == 2 and "has no `id` column" in err

@@ -208,6 +208,13 @@ def test_a_rejected_request_fails_alone(server, monkeypatch):
     assert report.failed == 1 and "context_length_exceeded" in report.errors[0]
 
 
+def test_rubric_scores_are_recorded_with_each_call(server):
+    import json
+    result = judge_pairs(make_pairs(5), "S4", [openai(server)], options=FAST)
+    scores = [json.loads(s) for s in result.calls["scores"]]
+    assert all(set(s) == {"A", "B"} and "accuracy" in s["A"] for s in scores)
+
+
 def test_identical_requests_are_sent_once(server):
     before = server.request_count()
     request = letter_request("same", "pair here")

@@ -120,3 +120,7 @@ def test_reference_is_generated_once_per_question_and_cached(pairs, tmp_path):
     second = judge_pairs(pairs, "S6", [backend], cache=cache)
     assert second.report.fresh == 0 and second.report.cache_hits == 80
     pd.testing.assert_frame_equal(first.aggregate, second.aggregate)
+    # Every reference-generation call is recorded, once per question.
+    assert len(first.references) == 40 and first.references["ok"].all()
+    assert first.references["question"].is_unique
+    assert second.references["cached"].all()

@@ -52,15 +52,21 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     item_table = load_items(items) if items else None
     gold_table = load_gold(gold) if gold else None
     probe_table = read_table(probes) if probes else None
-    probe_verdicts = probe_calls = None
+    probe_runs = []  # (judge, per-probe verdicts in the probe frame, calls as shown)
     if verdicts_path:
         verdicts = load_verdicts(verdicts_path)
-        if probe_table is not None and "id" in verdicts.columns:
+        if probe_table is not None:
+            if "id" not in verdicts.columns:
+                raise click.UsageError(
+                    f"{Path(verdicts_path).name} has no `id` column, so its verdicts cannot be "
+                    "matched to the probes; judge the probes with `fairjudge judge` (which "
+                    "writes the pair id) or drop --probes")
             is_probe = verdicts["id"].astype(str).isin(probe_table["id"].astype(str))
-            probe_calls = verdicts[is_probe.to_numpy()].copy()
-            probe_calls["order"] = np.where(
-                probe_calls["item_a"].astype(str).str.endswith(":b"), "ba", "ab")
-            probe_verdicts = _to_probe_frame(probe_calls)
+            calls = verdicts[is_probe.to_numpy()].copy()
+            calls["order"] = np.where(calls["item_a"].astype(str).str.endswith(":b"), "ba",
+                                      "ab")
+            for judge, part in calls.groupby("judge", sort=True):
+                probe_runs.append((str(judge), _to_probe_frame(part), part))
             verdicts = verdicts[~is_probe.to_numpy()]
     else:
         if not (pairs or probes):
@@ -70,16 +76,17 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
         cache = VerdictCache(cache_path or DEFAULT_CACHE)
         options = RunOptions(concurrency=concurrency, progress=False, seed=seed)
         frames = []
-        if pairs:
-            frames.append(judge_pairs(load_pairs(pairs, items=items if items else None), "S1",
-                                      backends[:1], cache=cache, options=options,
-                                      seed=seed).calls)
-        if probe_table is not None:
-            result = judge_pairs(load_pairs(probe_table[["id", "question", "a", "b"]]),
-                                 strategy, backends[:1], cache=cache, options=options,
-                                 seed=seed)
-            probe_verdicts, probe_calls = result.aggregate, result.calls
-            frames.append(result.calls)
+        for judge_backend in backends:  # each judge is audited on its own
+            if pairs:
+                frames.append(judge_pairs(load_pairs(pairs, items=items if items else None),
+                                          "S1", [judge_backend], cache=cache, options=options,
+                                          seed=seed).calls)
+            if probe_table is not None:
+                result = judge_pairs(load_pairs(probe_table[["id", "question", "a", "b"]]),
+                                     strategy, [judge_backend], cache=cache, options=options,
+                                     seed=seed)
+                probe_runs.append((judge_backend.label, result.aggregate, result.calls))
+                frames.append(result.calls)
         cache.close()
         verdicts = load_verdicts(pd.concat(frames, ignore_index=True))
         if probe_table is not None:
@@ -87,21 +94,18 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
                 probe_table["id"].astype(str)).to_numpy()]
     audits = audit_verdicts(verdicts, items=item_table, gold=gold_table, rng=seed) \
         if len(verdicts) else {}
-    scores = None
-    if probe_verdicts is not None and len(probe_verdicts):
-        scores = score_probes(probe_table, probe_verdicts, calls=probe_calls, rng=seed)
+    scores, by_judge = None, {}
+    for judge, probe_verdicts, calls in probe_runs:
+        table = score_probes(probe_table, probe_verdicts, calls=calls, rng=seed)
+        table.insert(0, "judge", judge)
+        by_judge[judge] = dict(zip(table["bias_type"], table["bias"]))
+        scores = table if scores is None else pd.concat([scores, table], ignore_index=True)
     if html_path:
-        by_judge = None
-        if scores is not None:
-            judges = (probe_calls["judge"].astype(str).unique()
-                      if probe_calls is not None and "judge" in probe_calls.columns else [])
-            judge_name = judges[0] if len(judges) == 1 else "judge (probes)"
-            by_judge = {judge_name: dict(zip(scores["bias_type"], scores["bias"]))}
         costs = None
         if "cost" in verdicts.columns and "judge" in verdicts.columns:
             costs = verdicts.groupby("judge")["cost"].mean().dropna().to_dict()
         Path(html_path).write_text(audit_html(audits, probe_scores=scores,
-                                              probe_by_judge=by_judge, costs=costs),
+                                              probe_by_judge=by_judge or None, costs=costs),
                                    encoding="utf-8")
     if as_json:
         payload = {judge: a.to_dict() for judge, a in audits.items()}

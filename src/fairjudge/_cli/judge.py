@@ -190,6 +190,11 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
     if aggregate_path:
         write_table(result.aggregate, aggregate_path)
         written.append(aggregate_path)
+    if result.references is not None and len(result.references):
+        path = Path(out)
+        references_path = str(path.with_name(f"{path.stem}.references{path.suffix}"))
+        write_table(result.references, references_path)
+        written.append(references_path)
     details = result.aggregate["outcome_detail"].value_counts().to_dict()
     if as_json:
         echo_json({"strategy": chosen.name, "pairs": len(table),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import VerdictCache
+from fairjudge.judges._parsing import parse_rubric_scores
 from fairjudge.judges._prompts import load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import GenerationSettings, JudgeRequest
@@ -42,12 +44,16 @@ class JudgingResult:
     report : RunReport
     incomplete : list of str
         Pairs left without every planned call (spend cap reached, retries exhausted).
+    references : pandas.DataFrame
+        The reference-generation calls of S6/S7 (one per question without a given
+        reference): question, generated text, tokens, cost, cached.
     """
 
     calls: pd.DataFrame
     aggregate: pd.DataFrame
     report: RunReport
     incomplete: list
+    references: pd.DataFrame | None = None
 
 
 async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], *,
@@ -63,7 +69,8 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
     templates = templates or load_templates()
     prompt = templates[template or strategy.template]
     report = report if report is not None else RunReport()
-    references = await _references(pairs, strategy, backends[0], templates, cache, options,
+    references, reference_calls = await _references(pairs, strategy, backends[0], templates,
+                                                    cache, options,
                                    settings, report)
     planned: list[list[tuple]] = [[] for _ in backends]  # per backend: (row, call, request)
     for row in pairs.itertuples(index=False):
@@ -110,8 +117,9 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
                 "output_tokens": verdict.usage.output_tokens,
                 "latency": verdict.latency, "cached": verdict.cached,
                 "p_a": probs.get("A", np.nan), "p_b": probs.get("B", np.nan),
-                "p_tie": probs.get("tie", np.nan), "raw": verdict.raw,
-                "detail": verdict.detail})
+                "p_tie": probs.get("tie", np.nan),
+                "scores": _scores_json(verdict.raw) if "rubric" in prompt.user.lower() else None,
+                "raw": verdict.raw, "detail": verdict.detail})
     aggregate_rows, incomplete = [], []
     for row in pairs.itertuples(index=False):
         results = by_pair.get(row.id, [])
@@ -128,26 +136,39 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
             "cost": pair_cost.get(row.id, np.nan)})
     calls = pd.DataFrame(call_rows, columns=_CALL_COLUMNS)
     aggregate = pd.DataFrame(aggregate_rows, columns=_AGGREGATE_COLUMNS)
-    return JudgingResult(calls, aggregate, report, incomplete)
+    return JudgingResult(calls, aggregate, report, incomplete, reference_calls)
 
 
 _CALL_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
                  "strategy", "order", "temperature", "sample", "template", "template_version",
                  "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
-                 "p_tie", "raw", "detail"]
+                 "p_tie", "scores", "raw", "detail"]
+_REFERENCE_COLUMNS = ["question", "judge", "template", "template_version", "reference", "ok",
+                      "detail", "input_tokens", "output_tokens", "cost", "cached"]
 _AGGREGATE_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
                       "strategy", "judge", "n_calls", "cost_multiplier", "cost"]
 
 
+def _scores_json(raw: str) -> str | None:
+    """The rubric's per-criterion scores (S4, S7, S8) as compact JSON, when the reply has them."""
+    scores = parse_rubric_scores(raw)
+    return None if scores is None else json.dumps(scores, sort_keys=True)
+
+
 async def _references(pairs, strategy: Strategy, backend, templates, cache, options, settings,
-                      report) -> dict:
-    """Reference answers generated once per question (cached like any other call)."""
+                      report) -> tuple[dict, pd.DataFrame]:
+    """Reference answers generated once per question (cached like any other call).
+
+    Returns the references by question text and one row per generation call (the question,
+    the text, tokens, cost, whether it came from the cache).
+    """
+    empty = pd.DataFrame(columns=_REFERENCE_COLUMNS)
     if not strategy.needs_reference:
-        return {}
+        return {}, empty
     missing = list(dict.fromkeys(q for q, r in zip(pairs["question"], pairs["reference"])
                                  if not r))
     if not missing:
-        return {}
+        return {}, empty
     prompt = templates["generate-reference"]
     gen_settings = GenerationSettings(temperature=0.0 if settings.temperature is not None
                                       else None,
@@ -158,8 +179,16 @@ async def _references(pairs, strategy: Strategy, backend, templates, cache, opti
                              kind="generate", metadata={"question": q}) for q in missing]
     verdicts = await execute_requests(backend, requests, cache=cache, options=options,
                                       report=report)
-    return {q: v.raw for q, v in zip(missing, verdicts)
-            if v is not None and v.outcome is Outcome.ABSTAIN}
+    price = (options.prices or {}).get(backend.model)
+    rows = [{"question": q, "judge": backend.label, "template": prompt.name,
+             "template_version": prompt.version, "reference": v.raw,
+             "ok": v.outcome is Outcome.ABSTAIN, "detail": v.detail,
+             "input_tokens": v.usage.input_tokens, "output_tokens": v.usage.output_tokens,
+             "cost": price.cost(v.usage) if price else np.nan, "cached": v.cached}
+            for q, v in zip(missing, verdicts) if v is not None]
+    return ({q: v.raw for q, v in zip(missing, verdicts)
+             if v is not None and v.outcome is Outcome.ABSTAIN},
+            pd.DataFrame(rows, columns=_REFERENCE_COLUMNS))
 
 
 def judge_pairs(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], **kwargs
