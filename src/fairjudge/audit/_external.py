@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge.audit._covariates import item_features
+from fairjudge.audit._gold import _pair_keys
 from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
 
 
@@ -91,11 +92,9 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
     valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
     chosen = np.where(valid["winner"] == "a", valid["item_a"],
                       np.where(valid["winner"] == "b", valid["item_b"], ""))
-    lo = np.minimum(valid["item_a"], valid["item_b"]).astype(str)
-    hi = np.maximum(valid["item_a"], valid["item_b"]).astype(str)
-    frame = pd.DataFrame({"key": lo + "\x1f" + hi, "chosen": chosen})
-    gkey = pd.Series(np.minimum(first, second)).astype(str) + "\x1f" + pd.Series(
-        np.maximum(first, second)).astype(str)
+    frame = pd.DataFrame({"key": _pair_keys(valid, with_question=False).to_numpy(),
+                          "chosen": chosen})
+    gkey = _pair_keys(g, with_question=False)
     credit = frame.merge(pd.DataFrame({"key": gkey, "first": first}), on="key", how="inner")
     credit["c"] = np.where(credit["chosen"] == credit["first"], 1.0,
                            np.where(credit["chosen"] == "", 0.5, 0.0))

@@ -21,7 +21,6 @@ statistic), but it is never mapped to a side. Drop those rows before
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 import os
@@ -33,6 +32,7 @@ import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._features import text_features
+from fairjudge.data._io import _open_text, iter_jsonl
 from fairjudge.data._schema import Outcome
 
 #: Environment variable that points at the staged datasets (the ``shared/data`` directory).
@@ -210,13 +210,6 @@ def _require(path: Path) -> Path:
     return path
 
 
-def _open_text(path: Path):
-    """Open a staged file: gzip if it ends in ``.gz`` (as the MANIFEST prescribes), else UTF-8."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
 def _read_json(path: Path):
     with _open_text(_require(path)) as handle:
         try:
@@ -227,22 +220,7 @@ def _read_json(path: Path):
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    records = []
-    with _open_text(_require(path)) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise FairjudgeInputError(
-                    f"{path.name} line {number}: not valid JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise FairjudgeInputError(
-                    f"{path.name} line {number}: expected a JSON object, got "
-                    f"{type(record).__name__}")
-            records.append(record)
-    return records
+    return [record for _, record in iter_jsonl(_require(path))]
 
 
 def _first_record(path: Path) -> dict:

@@ -105,8 +105,14 @@ def _csv_record_lines(path: Path, sep: str, n_records: int) -> pd.Index:
     return pd.Index(starts, name="line")
 
 
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    records, lines = [], []
+def iter_jsonl(path: Path):
+    """``(line number, record)`` for each non-blank line of a JSONL file (``.gz`` too).
+
+    Raises
+    ------
+    FairjudgeInputError
+        Naming the file and line of invalid JSON or of a record that is not an object.
+    """
     with _open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -122,8 +128,14 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
                     f"{path.name} line {number}: expected a JSON object, got "
                     f"{type(record).__name__}"
                 )
-            records.append(record)
-            lines.append(number)
+            yield number, record
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    records, lines = [], []
+    for number, record in iter_jsonl(path):
+        records.append(record)
+        lines.append(number)
     if not records:
         raise FairjudgeInputError(f"{path.name}: file is empty (no JSON records)")
     return pd.DataFrame.from_records(records, index=pd.Index(lines, name="line"))
