@@ -14,7 +14,8 @@ from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputErro
 from fairjudge.active import MatrixOracle
 from fairjudge.data import SimulatedJudge, matrix_to_verdicts, simulate_items
 
-BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high"]
+BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
+                "method"]
 
 
 def _simulated(n_items=12, seed=3, bias=1.0, position=0.3):

@@ -20,15 +20,15 @@ from fairjudge.models._gate import trusted_anchor_gate
 from fairjudge.models._graph import comparison_components, describe_components
 
 
+BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
+                "method"]
+
+
 def bias_frame(fit: BTFit, level: float = 0.95) -> pd.DataFrame:
-    """One row per bias coefficient: judge, name, estimate, std_error, ci_low, ci_high."""
-    rows = []
-    for b in fit.bias:
-        ci = b.interval(level)
-        rows.append({"judge": b.judge, "name": b.name, "estimate": b.estimate,
-                     "std_error": b.std_error, "ci_low": ci.low, "ci_high": ci.high})
-    return pd.DataFrame(rows, columns=["judge", "name", "estimate", "std_error", "ci_low",
-                                       "ci_high"])
+    """One row per bias coefficient: judge, name, std_error and the shared estimate fields."""
+    rows = [{"judge": b.judge, "name": b.name, "std_error": b.std_error,
+             **b.as_estimate(level).as_dict()} for b in fit.bias]
+    return pd.DataFrame(rows, columns=BIAS_COLUMNS)
 
 
 def _ranking_payload(topk, scores, membership, bias: pd.DataFrame, level: float) -> dict:
@@ -38,10 +38,8 @@ def _ranking_payload(topk, scores, membership, bias: pd.DataFrame, level: float)
         "topk": list(topk),
         "scores": {i: float(v) for i, v in scores.items()},
         "membership": {i: float(v) for i, v in membership.items()},
-        "bias": {(f"{r.judge}/{r.name}" if several else r.name): {
-            "estimate": r.estimate, "std_error": r.std_error, "ci_low": r.ci_low,
-            "ci_high": r.ci_high, "judge": r.judge, "level": level}
-            for r in bias.itertuples()},
+        "bias": {(f"{r['judge']}/{r['name']}" if several else r["name"]): {
+            c: r[c] for c in BIAS_COLUMNS if c != "name"} for r in bias.to_dict("records")},
     }
 
 

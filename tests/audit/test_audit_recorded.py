@@ -25,7 +25,7 @@ def test_llmbar_gpt4_natural_through_the_audit_cli(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)["GPT-4"]
     for key in ("position_consistency", "first_position_rate", "accuracy", "length_bias",
                 "markdown_bias"):
-        assert set(report[key]) == {"estimate", "ci_low", "ci_high", "n"}
+        assert set(report[key]) == {"estimate", "ci_low", "ci_high", "level", "n", "method"}
         assert report[key]["ci_low"] <= report[key]["estimate"] <= report[key]["ci_high"]
     assert report["position_consistency"]["estimate"] == pytest.approx(0.97, abs=0.005)
     # LLMBar's published .94 is 0.935 (the mean of the two orders' accuracies) rounded.

@@ -90,7 +90,7 @@ def test_comparison_tables_and_recommendation():
     assert result.recommendation.startswith("use S8")
     assert result.mixed is not None and "S8" in set(result.mixed.iloc[:, 0])
     payload = result.to_dict()["configurations"]
-    assert set(payload["S8"]["agreement"]) == {"estimate", "ci_low", "ci_high", "n"}
+    assert set(payload["S8"]["agreement"]) == {"estimate", "ci_low", "ci_high", "level", "n", "method"}
     assert set(payload["S8"]["mcnemar"]) >= {"b", "c", "statistic", "p_value", "p_holm"}
 
 

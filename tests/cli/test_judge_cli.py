@@ -109,7 +109,7 @@ def test_audit_a_live_judge_on_probes_and_pairs(tmp_path, pairs_file, probe_file
     assert {"simulated:j1", "simulated:j2"} <= set(report)
     for judge in ("simulated:j1", "simulated:j2"):
         for key in ("position_consistency", "first_position_rate"):
-            assert set(report[judge][key]) == {"estimate", "ci_low", "ci_high", "n"}
+            assert set(report[judge][key]) == {"estimate", "ci_low", "ci_high", "level", "n", "method"}
     judged = {row["judge"] for row in report["probes"]}
     assert judged == {"simulated:j1", "simulated:j2"}
     length = [r for r in report["probes"] if r["bias_type"] == "LENGTH"]

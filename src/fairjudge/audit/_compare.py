@@ -12,6 +12,7 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._gold import _pair_keys, gold_choice
 from fairjudge.stats._agreement import cohens_kappa, paired_bootstrap_difference
 from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar, mcnemar_mde
 from fairjudge.stats._mixed import strategy_effects
 
@@ -48,15 +49,18 @@ class Comparison:
     recommendation: str
     n_instances: int
     mixed_error: str = ""
+    level: float = 0.95
+    interval_method: str = "cluster percentile bootstrap"
 
     def to_dict(self) -> dict:
         out = {}
         for row in self.table.itertuples():
             out[row.name] = {
-                "agreement": {"estimate": row.agreement, "ci_low": row.agreement_ci_low,
-                              "ci_high": row.agreement_ci_high, "n": row.n},
-                "kappa": {"estimate": row.kappa, "ci_low": row.kappa_ci_low,
-                          "ci_high": row.kappa_ci_high, "n": row.n},
+                "agreement": Estimate(row.agreement, row.agreement_ci_low,
+                                      row.agreement_ci_high, row.n_pairs, self.level,
+                                      self.interval_method).as_dict(),
+                "kappa": Estimate(row.kappa, row.kappa_ci_low, row.kappa_ci_high, row.n_pairs,
+                                  self.level, self.interval_method).as_dict(),
                 "verdicts": {"a": row.n_a, "b": row.n_b, "tie": row.n_tie,
                              "abstain": row.n_abstain, "invalid": row.n_invalid,
                              "tie_rate": row.tie_rate},
@@ -202,7 +206,7 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
     mixed, mixed_error = _mixed_effects(correct, names, clusters)
     pareto = _pareto(table)
     recommendation = _recommend(table, correct, names)
-    return Comparison(names, table, mixed, pareto, recommendation, n, mixed_error)
+    return Comparison(names, table, mixed, pareto, recommendation, n, mixed_error, level)
 
 
 def _mde(n: int, baseline_correct: np.ndarray) -> float:

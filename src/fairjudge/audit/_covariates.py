@@ -14,7 +14,8 @@ from fairjudge.audit._gold import gold_choice
 from fairjudge.audit._position import pair_clusters
 from fairjudge.data._schema import _where
 from fairjudge.data._features import text_features
-from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import normal_interval
 
 MARKDOWN_FEATURES = ("md_headers", "md_list_items", "md_bold", "md_code_blocks")
@@ -155,7 +156,7 @@ def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFra
     def estimate(term):
         r = sel.loc[term]
         return Estimate(float(r["coef"]), float(r["ci_low"]), float(r["ci_high"]), len(valid),
-                        level)
+                        level, "wald (logistic regression)")
 
     prefs, excess = _preferences(valid, fa, fb, truth, level=level, n_boot=n_boot, rng=rng)
     return CovariateBias(coefficients, excess["prefer longer"], excess["prefer more markdown"],

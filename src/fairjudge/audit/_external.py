@@ -10,7 +10,8 @@ import pandas as pd
 
 from fairjudge.audit._covariates import item_features
 from fairjudge.audit._gold import _pair_keys
-from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 
 
 @dataclass(frozen=True)

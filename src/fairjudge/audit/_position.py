@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 
 
 def _unit_keys(verdicts: pd.DataFrame) -> pd.DataFrame:

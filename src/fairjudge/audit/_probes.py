@@ -37,7 +37,7 @@ from fairjudge._util._rng import as_generator, content_seed
 from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
 from fairjudge.data._features import text_features
 from fairjudge.data._statement_banks import ELABORATION_CLAUSES
-from fairjudge.stats._bootstrap import Estimate
+from fairjudge.stats._estimate import Estimate
 
 #: Probe kinds :func:`build_probes` can build (``STYLE`` also yields its mirror ``STYLE_BA``).
 PROBE_KINDS = ("POSITION", "STYLE", "LENGTH", "TRUNCATION", "MODEL_ORIGIN")

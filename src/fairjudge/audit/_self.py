@@ -9,7 +9,8 @@ import pandas as pd
 
 from fairjudge.audit._gold import gold_choice
 from fairjudge.audit._position import pair_clusters
-from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 
 #: Family -> name fragments. Matching is on lower-cased names with any ``backend:`` prefix
 #: removed; users override or extend it with ``families``.

@@ -1,19 +1,41 @@
 """The verdict and item tables: column names, outcomes, and their validation.
 
-A *verdict table* has one row per judge call that was actually shown to a judge:
+A *verdict table* has one row per judge call that was actually shown to a judge. Every
+producer (``fairjudge judge``, the recorded-dataset loaders, probes, the active loop) writes
+it and every consumer (``audit``, ``compare``, ``rank``, ``select``) reads it:
 
-=============== ======== ===============================================================
-column          required meaning
-=============== ======== ===============================================================
-``item_a``      yes      id of the item shown **first**
-``item_b``      yes      id of the item shown **second**
-``winner``      yes      ``a`` (first-shown won), ``b`` (second-shown won) or ``tie``
-``judge``       no       judge name; defaults to ``"judge"``
-``question_id`` no       groups comparisons that answer the same prompt
-``weight``      no       positive finite weight of the verdict; defaults to 1
-``outcome_detail`` no    ``win``, ``tie``, ``abstain`` or ``invalid``; the last two carry
-                         an empty ``winner`` and are kept but never fitted
-=============== ======== ===============================================================
+================== ======== ============================================================
+column             required meaning
+================== ======== ============================================================
+``item_a``         yes      id of the item shown **first**
+``item_b``         yes      id of the item shown **second**
+``winner``         yes      ``a`` (first-shown won), ``b`` (second-shown won) or ``tie``;
+                            empty when ``outcome_detail`` is ``abstain`` or ``invalid``
+``judge``          no       judge name; defaults to ``"judge"``
+``question_id``    no       groups comparisons that answer the same prompt
+``weight``         no       positive finite weight of the verdict; defaults to 1
+``pair_id``        no       the comparison this call belongs to: both presentation orders
+                            and every repeated sample of one pair share it
+``order``          no       ``ab`` if the pair's own first item was shown first, ``ba`` if
+                            it was shown second
+``strategy``       no       prompting/aggregation strategy (``B0``, ``S1``, ...)
+``sample``         no       index of a deliberate repeat of an identical call (0, 1, ...);
+                            defaults to 0
+``outcome_detail`` no       ``win``, ``tie``, ``abstain`` or ``invalid``; the last two carry
+                            an empty ``winner`` and are kept but never fitted
+``cost``           no       dollars paid for the call (empty when unknown)
+``raw``            no       the judge's raw output
+``<name>_a``,      no       a per-verdict covariate (e.g. ``length_a``, ``length_b``): its
+``<name>_b``                value for the first- and second-shown answer, when it is a
+                            property of this battle rather than of the item (Chatbot Arena's
+                            style control); or ``<name>_diff``, the first minus the second
+================== ======== ============================================================
+
+Nothing downstream reconstructs a pair or an order from the spelling of item ids: the pair
+of a verdict is its ``pair_id`` (or, without that column, its unordered item pair within
+``question_id``), and its orientation is its ``order`` (or, without that column, whether it
+shows the pair's items in the order of the pair's first verdict in the table). See
+:func:`verdict_pairs`.
 
 An *item table* has one row per item: ``id``, optional ``text``, numeric covariate columns
 (``length``, ``markdown``, ...) and an optional ``quality`` column holding ground truth, which
@@ -25,6 +47,7 @@ Item ids are normalised to strings in both tables so that ``1`` in a JSON verdic
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
@@ -33,7 +56,13 @@ import pandas as pd
 from fairjudge._util._warnings import FairjudgeInputError
 
 VERDICT_REQUIRED = ("item_a", "item_b", "winner")
-VERDICT_OPTIONAL = ("judge", "question_id", "weight")
+VERDICT_OPTIONAL = ("judge", "question_id", "weight", "pair_id", "order", "strategy", "sample",
+                    "outcome_detail", "cost", "raw")
+#: Values of the ``order`` column: the pair's own first item shown first, or second.
+ORDERS = ("ab", "ba")
+#: Suffixes of per-verdict covariate columns (values for the first- and second-shown answer,
+#: or their difference).
+VERDICT_COVARIATE_SUFFIXES = ("_a", "_b", "_diff")
 DEFAULT_JUDGE = "judge"
 ITEM_RESERVED = ("id", "text", "quality")
 
@@ -149,10 +178,20 @@ def validate_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
             f"{frame['item_a'].iloc[same]!r}; a comparison needs two different items"
         )
     winner = frame["winner"].astype("string").str.strip().str.lower()
+    winner = winner.mask(winner == "")
     no_verdict = np.zeros(len(frame), dtype=bool)
     if "outcome_detail" in frame.columns:
         detail = frame["outcome_detail"].astype("string").str.strip().str.lower()
-        bad = _first_bad((~detail.isin(OUTCOME_DETAILS)).to_numpy(dtype=bool))
+        # A row without a detail (a table where only invalid outputs are marked) takes the
+        # one its winner implies.
+        implied = winner.map({"a": "win", "b": "win", "tie": "tie"})
+        detail = detail.where(detail.notna() & (detail != ""), implied)
+        bad = _first_bad(detail.isna().to_numpy(dtype=bool))
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `winner` is missing; a call without a verdict "
+                "needs `outcome_detail` invalid (unparseable output) or abstain")
+        bad = _first_bad((~detail.isin(OUTCOME_DETAILS)).fillna(True).to_numpy(dtype=bool))
         if bad is not None:
             raise FairjudgeInputError(
                 f"{_where(frame, bad)}: field `outcome_detail` must be one of "
@@ -199,7 +238,193 @@ def validate_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
         frame["weight"] = 1.0
     if "question_id" in frame.columns:
         frame["question_id"] = _ids_as_str(frame["question_id"])
+    _validate_call_columns(frame)
     return frame
+
+
+def _validate_call_columns(frame: pd.DataFrame) -> None:
+    """Validate and normalise ``pair_id``, ``order``, ``sample``, ``cost``, ``strategy`` and
+    ``raw`` in place, and check that each ``pair_id`` names one pair of items."""
+    if "pair_id" in frame.columns:
+        bad = _first_bad(frame["pair_id"].isna().to_numpy())
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `pair_id` is missing; in a table with pair ids "
+                "every verdict needs one")
+        frame["pair_id"] = _ids_as_str(frame["pair_id"])
+    if "order" in frame.columns:
+        order = frame["order"].astype("string").str.strip().str.lower()
+        bad = _first_bad((~order.isin(ORDERS)).fillna(True).to_numpy(dtype=bool))
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `order` must be ab (the pair's first item shown "
+                f"first) or ba; got {frame['order'].iloc[bad]!r}")
+        frame["order"] = order.astype(str)
+    if "sample" in frame.columns:
+        raw = frame["sample"].where(frame["sample"].notna(), 0)
+        sample = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        bad = _first_bad(~(np.isfinite(sample) & (sample >= 0) & (sample == np.round(sample))))
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `sample` must be a non-negative integer; got "
+                f"{frame['sample'].iloc[bad]!r}")
+        frame["sample"] = sample.astype(np.int64)
+    if "cost" in frame.columns:
+        cost = pd.to_numeric(frame["cost"], errors="coerce").to_numpy(dtype=float)
+        given = frame["cost"].notna().to_numpy()
+        bad = _first_bad(given & ~(np.isfinite(cost) & (cost >= 0)))
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(frame, bad)}: field `cost` must be a non-negative number of dollars "
+                f"(or empty when unknown); got {frame['cost'].iloc[bad]!r}")
+        frame["cost"] = cost
+    for field in ("strategy", "raw"):
+        if field in frame.columns:
+            frame[field] = frame[field].astype("string")
+    if "pair_id" in frame.columns:
+        _check_pairs_consistent(frame)
+
+
+def _check_pairs_consistent(frame: pd.DataFrame) -> None:
+    """Every verdict with one ``pair_id`` must show the same two items (in the orientation
+    its ``order`` states, when the table has that column)."""
+    first = frame["item_a"].to_numpy(dtype=object)
+    second = frame["item_b"].to_numpy(dtype=object)
+    if "order" in frame.columns:
+        swapped = (frame["order"] == "ba").to_numpy(dtype=bool)
+        own_a = np.where(swapped, second, first)
+        own_b = np.where(swapped, first, second)
+    else:
+        own_a = np.where(first < second, first, second)
+        own_b = np.where(first < second, second, first)
+    codes, uniques = pd.factorize(frame["pair_id"])
+    first_row = np.empty(len(uniques), dtype=np.int64)
+    first_row[codes[::-1]] = np.arange(len(codes))[::-1]
+    reference = first_row[codes]
+    bad = _first_bad((own_a != own_a[reference]) | (own_b != own_b[reference]))
+    if bad is not None:
+        ref = int(reference[bad])
+        stated = " (in the orientation its `order` states)" if "order" in frame.columns else ""
+        raise FairjudgeInputError(
+            f"{_where(frame, bad)}: pair {frame['pair_id'].iloc[bad]!r} shows items "
+            f"({own_a[bad]!r}, {own_b[bad]!r}) but {_where(frame, ref)} shows it as "
+            f"({own_a[ref]!r}, {own_b[ref]!r}){stated}; one pair id must name one pair")
+
+
+@dataclass(frozen=True)
+class VerdictPairs:
+    """The comparison unit of each verdict, independent of how item ids are spelled.
+
+    Attributes
+    ----------
+    code : ndarray of int64, shape (M,)
+        Index of the verdict's pair (into ``keys``).
+    keys : tuple of str
+        The pair ids (``pair_id`` values, or ``question_id`` + item pair without them).
+    own_order : ndarray of bool, shape (M,)
+        True where the verdict shows the pair's own first item first (``order == "ab"``, or
+        without an ``order`` column, the orientation of the pair's first verdict).
+    own_a, own_b : ndarray of object, shape (M,)
+        The pair's own first and second item for each verdict.
+    """
+
+    code: np.ndarray
+    keys: tuple
+    own_order: np.ndarray
+    own_a: np.ndarray
+    own_b: np.ndarray
+
+
+def verdict_pairs(verdicts: pd.DataFrame) -> VerdictPairs:
+    """The pair and orientation of every verdict of a validated table.
+
+    With a ``pair_id`` column the pair is the pair id; without one it is the unordered pair
+    of items within ``question_id`` (when present). With an ``order`` column the orientation
+    is ``order``; without one a pair's own order is that of its first verdict in the table.
+    Nothing depends on how the ids are spelled, so relabelling items changes no result.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = validate_verdicts(pd.DataFrame({"item_a": ["x", "y"], "item_b": ["y", "x"],
+    ...                                     "winner": ["a", "b"]}))
+    >>> p = verdict_pairs(v)
+    >>> p.code.tolist(), p.own_order.tolist()
+    ([0, 0], [True, False])
+    """
+    first = verdicts["item_a"].to_numpy(dtype=object)
+    second = verdicts["item_b"].to_numpy(dtype=object)
+    if "pair_id" in verdicts.columns:
+        codes, uniques = pd.factorize(verdicts["pair_id"].astype(str))
+        keys = tuple(str(u) for u in uniques)
+    else:
+        lo = np.where(first < second, first, second)
+        hi = np.where(first < second, second, first)
+        label = pd.Series(lo, dtype=object).astype(str) + "\x1f" + pd.Series(hi, dtype=object)\
+            .astype(str)
+        if "question_id" in verdicts.columns:
+            label = verdicts["question_id"].astype(str).reset_index(drop=True) + "\x1f" + label
+        codes, uniques = pd.factorize(label)
+        keys = tuple(str(u) for u in uniques)
+    codes = codes.astype(np.int64)
+    if "order" in verdicts.columns:
+        own_order = (verdicts["order"].astype(str) == "ab").to_numpy(dtype=bool)
+    else:
+        first_row = np.empty(len(keys), dtype=np.int64)
+        first_row[codes[::-1]] = np.arange(len(codes))[::-1]
+        own_order = first == first[first_row[codes]]
+    own_a = np.where(own_order, first, second)
+    own_b = np.where(own_order, second, first)
+    return VerdictPairs(codes, keys, own_order, own_a, own_b)
+
+
+def verdict_covariate_columns(verdicts: pd.DataFrame, name: str) -> tuple[str, ...] | None:
+    """The columns holding per-verdict covariate ``name``: ``(name_a, name_b)``,
+    ``(name_diff,)``, or None when the table has neither."""
+    if f"{name}_a" in verdicts.columns and f"{name}_b" in verdicts.columns:
+        return (f"{name}_a", f"{name}_b")
+    if f"{name}_diff" in verdicts.columns:
+        return (f"{name}_diff",)
+    return None
+
+
+def verdict_covariate_differences(verdicts: pd.DataFrame, names) -> np.ndarray:
+    """Per-verdict covariates as differences, first-shown minus second-shown; shape (M, d).
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        A validated verdict table with ``<name>_a`` and ``<name>_b`` (or ``<name>_diff``)
+        columns for every name.
+    names : sequence of str
+
+    Raises
+    ------
+    FairjudgeInputError
+        When a covariate's columns are missing, or a value of a verdict that carries a
+        winner is not a finite number (naming the file, line and column).
+    """
+    has_winner = verdicts["winner"].notna().to_numpy(dtype=bool)
+    out = np.zeros((len(verdicts), len(names)))
+    for m, name in enumerate(names):
+        columns = verdict_covariate_columns(verdicts, name)
+        if columns is None:
+            raise FairjudgeInputError(
+                f"{verdicts.attrs.get('source', 'verdicts')}: per-verdict covariate `{name}` "
+                f"needs columns `{name}_a` and `{name}_b` (values for the first- and "
+                f"second-shown answer) or `{name}_diff`")
+        values = []
+        for column in columns:
+            numeric = pd.to_numeric(verdicts[column], errors="coerce").to_numpy(dtype=float)
+            bad = _first_bad(has_winner & ~np.isfinite(numeric))
+            if bad is not None:
+                raise FairjudgeInputError(
+                    f"{_where(verdicts, bad)}: covariate column `{column}` must be a finite "
+                    f"number; got {verdicts[column].iloc[bad]!r}")
+            values.append(numeric)
+        out[:, m] = values[0] - values[1] if len(values) == 2 else values[0]
+    out[~has_winner] = 0.0
+    return out
 
 
 def _from_arena(frame: pd.DataFrame) -> pd.DataFrame:

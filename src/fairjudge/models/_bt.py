@@ -14,6 +14,7 @@ from fairjudge.data._encode import Comparisons
 from fairjudge.models._engine import PenalisedBT, aggregate_pairs
 from fairjudge.models._graph import warn_if_disconnected
 from fairjudge.models._membership import topk_membership
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval, normal_interval
 
 POSITION = "position"
@@ -34,10 +35,17 @@ class BiasEstimate:
     judge: str
     estimate: float
     std_error: float
+    n: int = 0
+    """Verdicts of this judge behind the coefficient."""
 
     def interval(self, level: float = 0.95) -> Interval:
         """Laplace (normal-approximation) credible interval at ``level``."""
         return normal_interval(self.estimate, self.std_error, level)
+
+    def as_estimate(self, level: float = 0.95) -> Estimate:
+        """The coefficient with its Laplace interval in the shared result shape."""
+        return Estimate.normal(self.estimate, self.std_error, n=self.n, level=level,
+                               method="laplace")
 
 
 @dataclass(frozen=True)
@@ -197,14 +205,16 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
     beta, cov = result.beta, result.covariance
     bias = []
     se_all = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    per_judge = np.bincount(comparisons.judge, minlength=comparisons.n_judges)
     for j, judge in enumerate(comparisons.judges):
         base = n_items + j * q
+        n_j = int(per_judge[j])
         for m, name in enumerate(names):
             bias.append(BiasEstimate(name, judge, float(beta[base + m] / scale[m]),
-                                     float(se_all[base + m] / scale[m])))
+                                     float(se_all[base + m] / scale[m]), n_j))
         if position:
             bias.append(BiasEstimate(POSITION, judge, float(beta[base + q - 1]),
-                                     float(se_all[base + q - 1])))
+                                     float(se_all[base + q - 1]), n_j))
     return BTFit(
         model=model,
         item_ids=comparisons.item_ids,

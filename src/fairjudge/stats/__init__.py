@@ -5,7 +5,8 @@ Pure functions: arrays in, small frozen dataclasses out.
 
 from fairjudge.stats._agreement import (agreement, cohens_kappa, paired_bootstrap_difference,
                                         proportion_estimate, wilson_interval)
-from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._correlation import Correlation, correlation
 from fairjudge.stats._intervals import Interval, normal_interval
 from fairjudge.stats._logistic import LogisticFit, cross_validated_predictions, logistic_regression

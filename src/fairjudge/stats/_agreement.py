@@ -16,7 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from fairjudge._util._rng import as_generator
-from fairjudge.stats._bootstrap import Estimate, bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval
 
 #: Outcome values that carry no verdict; as predictions they count as missing.
@@ -306,7 +307,8 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
     else:
         alpha = (1 - level) / 2
         low, high = (float(q) for q in np.quantile(replicates, [alpha, 1 - alpha]))
-    return Estimate(estimate, low, high, int(n), level)
+    return Estimate(estimate, low, high, int(n), level,
+                    "percentile bootstrap" if clusters is None else "cluster percentile bootstrap")
 
 
 # ----------------------------------------------------------------------------- proportions
@@ -397,4 +399,4 @@ def proportion_estimate(successes, n, *, level: float = 0.95) -> Estimate:
     """
     interval = wilson_interval(successes, n, level=level)
     successes, n = _check_counts(successes, n)
-    return Estimate(successes / n, interval.low, interval.high, n, interval.level)
+    return Estimate(successes / n, interval.low, interval.high, n, interval.level, "wilson")

@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from fairjudge._util._rng import as_generator
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with an interval and the number of units behind it."""
-
-    estimate: float
-    ci_low: float
-    ci_high: float
-    n: int
-    level: float = 0.95
-
-    def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "n": self.n}
+from fairjudge.stats._estimate import Estimate
 
 
 def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 2000,
@@ -57,8 +41,9 @@ def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 
                              f"{clusters.shape}")
         clusters = clusters[finite]
     values = values[finite]
+    method = "percentile bootstrap" if clusters is None else "cluster percentile bootstrap"
     if values.size == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), 0, level)
+        return Estimate.missing(level=level, method=method)
     rng = as_generator(rng)
     if clusters is None:
         n = values.size
@@ -72,4 +57,4 @@ def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 
         means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     alpha = (1 - level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
-    return Estimate(float(values.mean()), float(low), float(high), int(n), level)
+    return Estimate(float(values.mean()), float(low), float(high), int(n), level, method)

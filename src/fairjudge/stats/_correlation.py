@@ -9,6 +9,7 @@ from numbers import Real
 import numpy as np
 from scipy import stats
 
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval
 
 #: Smallest n each method accepts (the Fisher-z standard errors divide by n-3 or n-4).
@@ -38,6 +39,18 @@ class Correlation:
     p_value: float
     n: int
     interval: Interval | None
+
+    def as_estimate(self) -> Estimate:
+        """The coefficient and its Fisher-z interval in the shared result shape."""
+        if self.interval is None:
+            return Estimate(self.statistic, float("nan"), float("nan"), self.n,
+                            method=f"{self.method} (no interval)")
+        return Estimate(self.statistic, self.interval.low, self.interval.high, self.n,
+                        self.interval.level, f"fisher-z ({self.method})")
+
+    def as_dict(self) -> dict:
+        """The shared estimate fields plus the coefficient's ``p_value``."""
+        return {**self.as_estimate().as_dict(), "p_value": float(self.p_value)}
 
 
 def _fisher_interval(r: float, std_error: float, level: float) -> Interval:
