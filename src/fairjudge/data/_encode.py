@@ -8,7 +8,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fairjudge.data._schema import TIE_SCORE, Outcome, check_verdict_items
+from fairjudge.data._schema import (TIE_SCORE, Outcome, check_verdict_items,
+                                    verdict_covariate_differences)
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,11 @@ class Comparisons:
         Index (into ``judges``) of the judge that gave each verdict.
     item_ids : tuple of str, length N
     judges : tuple of str, length J
+    covariate_diff : ndarray of float64, shape (M, d_v)
+        Per-verdict covariates, first-shown minus second-shown answer, on the user's scale
+        (``d_v = 0`` when there are none): properties of the battle rather than of the item,
+        such as the lengths of the two responses in Chatbot Arena's style control.
+    covariate_names : tuple of str, length d_v
     """
 
     first: np.ndarray
@@ -37,12 +43,26 @@ class Comparisons:
     judge: np.ndarray
     item_ids: tuple
     judges: tuple
+    covariate_diff: np.ndarray | None = None
+    covariate_names: tuple = ()
 
     def __post_init__(self):
         m = self.first.shape[0]
         for name in ("second", "first_score", "weight", "judge"):
             if getattr(self, name).shape != (m,):
                 raise ValueError(f"`{name}` must have shape ({m},); got {getattr(self, name).shape}")
+        d_v = len(self.covariate_names)
+        diff = (np.zeros((m, 0)) if self.covariate_diff is None
+                else np.asarray(self.covariate_diff, dtype=float))
+        if diff.ndim == 1 and d_v == 1:
+            diff = diff[:, None]
+        if diff.shape != (m, d_v):
+            raise ValueError(f"`covariate_diff` must have shape ({m}, {d_v}) for "
+                             f"{d_v} covariate names; got {diff.shape}")
+        if not np.all(np.isfinite(diff)):
+            raise ValueError("`covariate_diff` must be finite")
+        object.__setattr__(self, "covariate_diff", diff)
+        object.__setattr__(self, "covariate_names", tuple(str(c) for c in self.covariate_names))
         n, j = len(self.item_ids), len(self.judges)
         if m and (min(self.first.min(), self.second.min()) < 0
                   or max(self.first.max(), self.second.max()) >= n):
@@ -80,6 +100,8 @@ class Comparisons:
         weight: Sequence[float] | None = None,
         judge: Sequence[int] | None = None,
         judges: Sequence[str] | None = None,
+        covariate_diff=None,
+        covariate_names: Sequence[str] = (),
     ) -> "Comparisons":
         """Build from item indices and :class:`Outcome` values (or ``"a"``/``"b"``/``"tie"``).
 
@@ -105,16 +127,36 @@ class Comparisons:
             judges = tuple(f"judge{j}" for j in range(int(judge.max(initial=0)) + 1))
             if len(judges) == 1:
                 judges = ("judge",)
+        diff = (np.zeros((first.shape[0], 0)) if covariate_diff is None
+                else np.asarray(covariate_diff, dtype=float))
+        if diff.ndim == 1:
+            diff = diff[:, None]
         return cls(first[keep], second[keep], scores[keep], weight[keep], judge[keep],
-                   tuple(item_ids), tuple(judges))
+                   tuple(item_ids), tuple(judges), diff[keep], tuple(covariate_names))
 
     def subset(self, mask: np.ndarray) -> "Comparisons":
         """The comparisons selected by a boolean mask or index array."""
         return Comparisons(self.first[mask], self.second[mask], self.first_score[mask],
-                           self.weight[mask], self.judge[mask], self.item_ids, self.judges)
+                           self.weight[mask], self.judge[mask], self.item_ids, self.judges,
+                           self.covariate_diff[mask], self.covariate_names)
+
+    def concat(self, other: "Comparisons") -> "Comparisons":
+        """These comparisons followed by ``other`` (same items, judges and covariates)."""
+        if (other.item_ids != self.item_ids or other.judges != self.judges
+                or other.covariate_names != self.covariate_names):
+            raise ValueError("only comparisons over the same items, judges and per-verdict "
+                             "covariates can be concatenated")
+        return Comparisons(np.concatenate([self.first, other.first]),
+                           np.concatenate([self.second, other.second]),
+                           np.concatenate([self.first_score, other.first_score]),
+                           np.concatenate([self.weight, other.weight]),
+                           np.concatenate([self.judge, other.judge]), self.item_ids, self.judges,
+                           np.vstack([self.covariate_diff, other.covariate_diff]),
+                           self.covariate_names)
 
 
-def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -> Comparisons:
+def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *,
+                    verdict_covariates=(), judges=None) -> Comparisons:
     """Encode a validated verdict table as :class:`Comparisons`.
 
     Parameters
@@ -124,6 +166,11 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -
     items : pandas.DataFrame, optional
         Output of :func:`fairjudge.data.load_items`; fixes the item order and must contain
         every item the verdicts name. Without it, items are ordered by first appearance.
+    verdict_covariates : sequence of str
+        Names of per-verdict covariates, read from ``<name>_a``/``<name>_b`` (or
+        ``<name>_diff``) columns (see :func:`fairjudge.data.verdict_covariate_differences`).
+    judges : sequence of str, optional
+        Fixes the judge order (every judge in the table must be listed); default: sorted.
 
     Rows without a winner (abstentions, invalid outputs) carry no preference and are left
     out.
@@ -147,15 +194,26 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None) -
         raise ValueError("`verdicts` must be validated first (fairjudge.data.load_verdicts): "
                          "a winner is not one of a, b, tie")
     score_of = np.array([1.0, 0.0, TIE_SCORE])
-    judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
+    if judges is None:
+        judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
+    else:
+        judges = pd.Index([str(j) for j in judges])
+        judge_codes = _codes(verdicts["judge"].astype(str), judges)
+        if (judge_codes < 0).any():
+            unknown = verdicts["judge"].iloc[int(np.flatnonzero(judge_codes < 0)[0])]
+            raise ValueError(f"judge {unknown!r} is not among `judges` {list(judges)}")
+    verdict_covariates = tuple(verdict_covariates)
     return Comparisons(
         first=_codes(verdicts["item_a"], index),
         second=_codes(verdicts["item_b"], index),
         first_score=score_of[winner_codes],
         weight=verdicts["weight"].to_numpy(dtype=float),
-        judge=judge_codes.astype(np.int64),
+        judge=np.asarray(judge_codes).astype(np.int64),
         item_ids=tuple(index.astype(str)),
         judges=tuple(str(j) for j in judges),
+        covariate_diff=(verdict_covariate_differences(verdicts, verdict_covariates)
+                        if verdict_covariates else None),
+        covariate_names=verdict_covariates,
     )
 
 

@@ -63,6 +63,10 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
     association between quality and the covariate is removed along with the bias).
     """
     _check_common(comparisons, prior_precision)
+    if comparisons.covariate_names:
+        raise ValueError("the residualized baseline removes item-level covariates from the "
+                         "scores; per-verdict covariates "
+                         f"({', '.join(comparisons.covariate_names)}) need the bias-aware model")
     _, names, _ = standardise_covariates(covariates, covariate_names, comparisons.n_items)
     x = np.asarray(covariates, dtype=float).reshape(comparisons.n_items, -1)
     naive = bt_pairwise(comparisons, prior_precision=prior_precision, check_graph=check_graph)

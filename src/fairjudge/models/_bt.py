@@ -159,6 +159,30 @@ def standardise_covariates(covariates, covariate_names, n_items: int):
     return (x - x.mean(axis=0)) / scale, covariate_names, scale
 
 
+def standardise_verdict_covariates(comparisons: Comparisons):
+    """Per-verdict covariate differences on a standard scale: (array (M, d_v), names, scales).
+
+    Each difference is divided by ``s = sqrt(mean(dx^2) / 2)``, the spread of one side's
+    value when the two sides are independent: a per-verdict covariate is then on the same
+    footing as a standardised item covariate, and the shrinkage prior ``lambda_b`` means the
+    same for both. Differences are not centred: a nonzero mean difference is part of the
+    signal (it would otherwise be absorbed by the position term).
+    """
+    names = comparisons.covariate_names
+    if not names:
+        return np.zeros((len(comparisons), 0)), (), np.zeros(0)
+    if POSITION in names:
+        raise ValueError(f"`{POSITION}` is reserved for the position term; rename the covariate")
+    dx = comparisons.covariate_diff
+    scale = np.sqrt(np.mean(dx * dx, axis=0) / 2.0)
+    zero = np.flatnonzero(scale == 0)
+    if zero.size:
+        raise ValueError(
+            f"per-verdict covariate `{names[zero[0]]}` has the same value for both answers of "
+            "every verdict, so its effect cannot be estimated; drop it")
+    return dx / scale, names, scale
+
+
 def _check_common(comparisons: Comparisons, prior_precision: float) -> None:
     if not isinstance(comparisons, Comparisons):
         raise TypeError("`comparisons` must be a fairjudge.data.Comparisons "
@@ -178,8 +202,15 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
     """Fit Eq. (2) on already standardised covariates (shared by every estimator)."""
     if check_graph:
         warn_if_disconnected(comparisons)
-    pairs = aggregate_pairs(comparisons)
-    q = x_std.shape[1] + int(position)
+    v_std, v_names, v_scale = standardise_verdict_covariates(comparisons)
+    clash = set(v_names) & set(names)
+    if clash:
+        raise ValueError(f"covariate `{sorted(clash)[0]}` is given both per item and per "
+                         "verdict; keep one")
+    pairs = aggregate_pairs(comparisons, v_std)
+    names = tuple(names) + v_names
+    scale = np.concatenate([np.asarray(scale, dtype=float), v_scale])
+    q = x_std.shape[1] + len(v_names) + int(position)
     n_bias = comparisons.n_judges * q
     lam_b = np.broadcast_to(np.asarray(bias_prior_precision, dtype=float), (n_bias,)).copy()
     if n_bias and not np.all(np.isfinite(lam_b) & (lam_b > 0)):
@@ -298,6 +329,13 @@ def bias_aware_bt(comparisons: Comparisons, covariates=None, *, covariate_names=
     tracks the covariate (length that signals substance), the correction removes real
     signal (§6 Limitations) -- use :func:`trusted_anchor_gate` to decide.
 
+    Per-verdict covariates (``comparisons.covariate_diff``: properties of the battle, such as
+    the lengths of the two responses when each item is a *model* answering many prompts, as
+    in Chatbot Arena's style control) enter the same linear predictor with their own
+    ``c_{j,m}``. They vary within an item across its verdicts, so the likelihood identifies
+    their coefficients without the independence assumption above; they are standardised by
+    :func:`standardise_verdict_covariates`.
+
     Parameters
     ----------
     comparisons : Comparisons
@@ -364,7 +402,7 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
     """
     _check_common(comparisons, prior_precision)
     x, names, scale = standardise_covariates(covariates, covariate_names, comparisons.n_items)
-    q = x.shape[1] + int(position)
+    q = x.shape[1] + len(comparisons.covariate_names) + int(position)
     if q == 0:
         raise ValueError("the hierarchical model needs covariates or a position term")
     n_judges = comparisons.n_judges

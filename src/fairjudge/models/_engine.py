@@ -9,7 +9,7 @@ Parameter vector ``beta`` (length ``N + J * q``)::
     [theta_0 .. theta_{N-1} | c_{0,1} .. c_{0,d}, kappa_0 | ... | c_{J-1,1} .. kappa_{J-1}]
 
 with ``q = d + 1`` when the position term is modelled (``q = d`` otherwise), covariates
-already standardised. This module is private; the public estimators wrap it.
+already standardised (item covariates first, then per-verdict covariates). This module is private; the public estimators wrap it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class PairTable:
     wins: np.ndarray
     n_items: int
     n_judges: int
+    covariate_diff: np.ndarray | None = None
+    """Per-verdict covariate differences of each row, shape (P, d_v), or None."""
 
 
 def unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,17 +58,31 @@ def unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(key, return_inverse=True)
 
 
-def aggregate_pairs(comparisons: Comparisons) -> PairTable:
-    """Collapse verdicts to one row per distinct (judge, first, second) triple."""
+def aggregate_pairs(comparisons: Comparisons, verdict_design: np.ndarray | None = None
+                    ) -> PairTable:
+    """Collapse verdicts to one row per distinct (judge, first, second) triple.
+
+    With per-verdict covariates (``verdict_design``, shape (M, d_v), already standardised)
+    verdicts aggregate only when the triple and every covariate value agree, so the rows
+    stay sorted by judge and the likelihood is unchanged.
+    """
     n_items, n_judges = comparisons.n_items, comparisons.n_judges
     key = (comparisons.judge * n_items + comparisons.first) * n_items + comparisons.second
     credit = comparisons.weight * comparisons.first_score
-    uniq, inverse = unique_keys(key, n_judges * n_items * n_items)
+    if verdict_design is not None and verdict_design.shape[1]:
+        rows = np.column_stack([key.astype(float), verdict_design])
+        uniq_rows, inverse = np.unique(rows, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        uniq = uniq_rows[:, 0].astype(np.int64)
+        diff = uniq_rows[:, 1:]
+    else:
+        uniq, inverse = unique_keys(key, n_judges * n_items * n_items)
+        diff = None
     n = np.bincount(inverse, weights=comparisons.weight, minlength=uniq.size)
     wins = np.bincount(inverse, weights=credit, minlength=uniq.size)
     judge, rest = np.divmod(uniq, n_items * n_items)
     first, second = np.divmod(rest, n_items)
-    return PairTable(first, second, judge, n, wins, n_items, n_judges)
+    return PairTable(first, second, judge, n, wins, n_items, n_judges, diff)
 
 
 class PenalisedBT:
@@ -76,7 +92,9 @@ class PenalisedBT:
     ----------
     pairs : PairTable
     covariates : ndarray, shape (N, d)
-        Standardised item covariates (``d`` may be 0).
+        Standardised item covariates (``d`` may be 0). Per-verdict covariates, already
+        standardised, come with the pair table (``pairs.covariate_diff``) and follow the
+        item covariates in each judge's block of bias parameters.
     position : bool
         Whether each judge has a position term ``kappa_j``.
     prior_precision : float
@@ -91,13 +109,16 @@ class PenalisedBT:
         self.n_items = pairs.n_items
         self.n_judges = pairs.n_judges
         d = covariates.shape[1]
+        verdict_dx = (np.zeros((pairs.n.shape[0], 0)) if pairs.covariate_diff is None
+                      else pairs.covariate_diff)
+        d += verdict_dx.shape[1]
         self.q = d + int(position)
         self.n_bias = self.n_judges * self.q
         self.n_params = self.n_items + self.n_bias
         self.prior_precision = float(prior_precision)
         self.bias_prior_precision = np.asarray(bias_prior_precision, dtype=float)
         # Design of the bias part of each pair: covariate differences and the position 1.
-        dx = covariates[pairs.first] - covariates[pairs.second]
+        dx = np.hstack([covariates[pairs.first] - covariates[pairs.second], verdict_dx])
         self.bias_design = np.hstack([dx, np.ones((dx.shape[0], 1))]) if position else dx
         # Pairs come out of `aggregate_pairs` sorted by judge, so each judge owns one slice.
         bounds = np.searchsorted(pairs.judge, np.arange(self.n_judges + 1))
