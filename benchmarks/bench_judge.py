@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from fairjudge.judges import (GenerationSettings, JudgeRequest, RunOptions, RunReport,
-                              VerdictCache, get_backend, run_requests)
+                              CompletionCache, get_backend, run_requests)
 from fairjudge.judges._prompts import BUILTIN_TEMPLATES
 
 
@@ -59,7 +59,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for concurrency in levels:
                 n = min(args.requests, 300) if concurrency == 1 else args.requests
-                cache = VerdictCache(Path(tmp) / f"c{concurrency}.sqlite")
+                cache = CompletionCache(Path(tmp) / f"c{concurrency}.sqlite")
                 backend = get_backend("openai", model="bench", base_url=url,
                                       api_key_env="BENCH_KEY", max_connections=concurrency)
                 requests = make_requests(n, f"c{concurrency}")

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge.data import load_pairs
-from fairjudge.judges import (GenerationSettings, Price, PriceTable, RunOptions, VerdictCache,
+from fairjudge.judges import (GenerationSettings, Price, PriceTable, RunOptions, CompletionCache,
                               get_backend)
 from fairjudge.judges.testing import FakeProviderServer, FaultPlan
 from fairjudge.strategies import judge_pairs
@@ -84,10 +84,10 @@ def faults(tmp: Path) -> None:
         backend = lambda: get_backend("openai", model="judge-mini", base_url=server.base_url,  # noqa: E731
                                       api_key_env="BENCH_KEY")
         clean = judge_pairs(pairs, "B0", [backend()], options=fast, seed=3,
-                            cache=VerdictCache(tmp / "clean.sqlite"))
+                            cache=CompletionCache(tmp / "clean.sqlite"))
         server.faults = FaultPlan(rate_429=0.1, rate_500=0.1, retry_after=0.001)
         faulty = judge_pairs(pairs, "B0", [backend()], options=fast, seed=3,
-                             cache=VerdictCache(tmp / "faulty.sqlite"))
+                             cache=CompletionCache(tmp / "faulty.sqlite"))
         served = dict(server.fault_counts)
     same = clean.aggregate.equals(faulty.aggregate)
     print(f"2. 20% faults on 500 pairs: faults served {served}; {faulty.report.retries} retries, "
@@ -100,7 +100,7 @@ def spend_cap(tmp: Path) -> None:
     with FakeProviderServer(seed=0) as server:
         backend = get_backend("openai", model="judge-mini", base_url=server.base_url,
                               api_key_env="BENCH_KEY")
-        result = judge_pairs(pairs, "S1", [backend], cache=VerdictCache(tmp / "cap.sqlite"),
+        result = judge_pairs(pairs, "S1", [backend], cache=CompletionCache(tmp / "cap.sqlite"),
                              options=RunOptions(concurrency=8, max_cost=5.0, prices=prices),
                              settings=GenerationSettings(temperature=0.0, max_tokens=400))
     r = result.report
@@ -113,7 +113,7 @@ def invalid_outputs(tmp: Path) -> None:
     with FakeProviderServer(seed=0) as server:
         backend = get_backend("openai", model="reasoner", base_url=server.base_url,
                               api_key_env="BENCH_KEY")
-        result = judge_pairs(pairs, "B0", [backend], cache=VerdictCache(tmp / "inv.sqlite"),
+        result = judge_pairs(pairs, "B0", [backend], cache=CompletionCache(tmp / "inv.sqlite"),
                              settings=GenerationSettings(temperature=None,
                                                          max_completion_tokens=2))
     detail = result.calls["outcome_detail"].value_counts().to_dict()

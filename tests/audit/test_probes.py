@@ -4,6 +4,7 @@ import itertools
 import re
 import warnings
 from collections import Counter
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -502,8 +503,11 @@ def test_ties_and_the_non_target_are_scored_symmetrically(probes):
 
 def _judge(probes, **knobs):
     backend = fairjudge.judges.get_backend("simulated", **knobs)
-    return fairjudge.strategies.judge_pairs(load_pairs(probes[["id", "question", "a", "b"]]),
-                                            "B0", [backend])
+    result = fairjudge.strategies.judge_pairs(load_pairs(probes[["id", "question", "a", "b"]]),
+                                              "B0", [backend])
+    # score_probes still names the pair `id` (the probes package moves to `pair_id`)
+    return replace(result, calls=result.calls.rename(columns={"pair_id": "id"}),
+                   aggregate=result.aggregate.rename(columns={"pair_id": "id"}))
 
 
 def test_end_to_end_with_a_biased_simulated_judge(probes):

@@ -34,7 +34,7 @@ def test_judge_writes_calls_and_aggregate(tmp_path, pairs_file, capsys):
     aggregate = pd.read_json(tmp_path / "v.aggregate.jsonl", lines=True)
     assert len(calls) == 60 and len(aggregate) == 30
     assert set(calls["order"]) == {"ab", "ba"}
-    assert {"id", "strategy", "outcome_detail", "cost", "item_a", "item_b", "winner",
+    assert {"pair_id", "strategy", "outcome_detail", "cost", "item_a", "item_b", "winner",
             "judge"} <= set(calls.columns)
     assert "60 calls" in err and "wrote" in err
 
@@ -47,7 +47,7 @@ def test_same_seed_same_orders_whatever_the_concurrency(tmp_path, pairs_file, ca
                             "--seed", seed, "--concurrency", concurrency, "--cache",
                             tmp_path / f"c{concurrency}{seed}.sqlite", "--no-progress"], capsys)
         assert code == 0, err
-        orders.append(pd.read_json(out, lines=True).set_index("id")["order"].sort_index())
+        orders.append(pd.read_json(out, lines=True).set_index("pair_id")["order"].sort_index())
     pd.testing.assert_series_equal(orders[0], orders[1])
     assert not orders[0].equals(orders[2])
 
@@ -121,4 +121,4 @@ def test_audit_refuses_probes_it_cannot_match(tmp_path, probe_file, capsys):
     verdicts = tmp_path / "v.jsonl"
     verdicts.write_text(json.dumps({"item_a": "x", "item_b": "y", "winner": "a"}) + "\n")
     code, _, err = run(["audit", "--verdicts", verdicts, "--probes", probe_file], capsys)
-    assert code == 2 and "has no `id` column" in err
+    assert code == 2 and "has no `pair_id` and `order` columns" in err

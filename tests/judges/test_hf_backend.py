@@ -14,8 +14,9 @@ transformers = pytest.importorskip("transformers", reason="the hf backend needs 
 
 from fairjudge.data._schema import Outcome  # noqa: E402
 from fairjudge.judges._base import JudgeBackendError, get_backend  # noqa: E402
-from fairjudge.judges._cache import VerdictCache  # noqa: E402
+from fairjudge.judges._cache import CompletionCache  # noqa: E402
 from fairjudge.judges._hf import HFBackend  # noqa: E402
+from fairjudge.judges._parsing import VERDICT_PARSER, parse_verdicts  # noqa: E402
 from fairjudge.judges._runner import RunReport, run_requests  # noqa: E402
 from fairjudge.judges._types import GenerationSettings, JudgeRequest, Message  # noqa: E402
 
@@ -25,6 +26,10 @@ VOCAB = ["[PAD]", "[UNK]", "[EOS]", "A", "B", "tie", "which", "answer", "is", "b
 TOKEN = {word: i for i, word in enumerate(VOCAB)}
 WORDS = VOCAB[6:26]
 
+
+
+def outcome_of(completion):
+    return VERDICT_PARSER.parse(completion).outcome
 
 def make_tokenizer(*, pad: bool = True):
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -85,16 +90,16 @@ def test_verdict_is_the_arg_max_of_the_label_logits(model, tokenizer, tie_label)
         text = prompt(i)
         completion = asyncio.run(backend.complete(verdict_request(text)))
         expected = reference_probabilities(model, tokenizer, text + "\n", labels)
-        assert list(completion.probabilities) == list(keys)
-        assert list(completion.probabilities.values()) == pytest.approx(expected, abs=1e-5)
+        assert list(completion.label_probabilities) == list(keys)
+        assert list(completion.label_probabilities.values()) == pytest.approx(expected, abs=1e-5)
         best = max(range(len(labels)), key=expected.__getitem__)
-        assert completion.outcome is (Outcome.A, Outcome.B, Outcome.TIE)[best]
+        assert outcome_of(completion) is (Outcome.A, Outcome.B, Outcome.TIE)[best]
         assert completion.text == labels[best]
         assert completion.usage.input_tokens == len(tokenizer.encode(text))
         assert completion.usage.output_tokens == 0
         assert completion.finish_reason == "stop"
         assert completion.latency >= 0
-        outcomes.add(completion.outcome)
+        outcomes.add(outcome_of(completion))
     assert {Outcome.A, Outcome.B} <= outcomes  # the arg max is exercised both ways
     assert backend.identity() == {"backend": "hf", "model": "custom", "labels": list(labels)}
 
@@ -110,7 +115,7 @@ def test_chat_template_renders_the_prompt(model):
     rendered = f"<user> {text} <assistant> Answer :"
     assert backend.render_prompt(verdict_request(text).messages) == (rendered, True)
     expected = reference_probabilities(model, tokenizer, rendered)
-    assert list(completion.probabilities.values()) == pytest.approx(expected, abs=1e-5)
+    assert list(completion.label_probabilities.values()) == pytest.approx(expected, abs=1e-5)
     assert backend.identity()["model"] == "tiny-chat"
 
 
@@ -121,11 +126,11 @@ def test_batch_size_does_not_change_verdicts(model, tokenizer):
     alone = asyncio.run(gather(one, requests))
     batched = asyncio.run(gather(four, requests))
     assert len({len(r.messages[0].content.split()) for r in requests}) > 5  # padding needed
-    assert len({round(c.probabilities["A"], 6) for c in alone}) == 10
+    assert len({round(c.label_probabilities["A"], 6) for c in alone}) == 10
     for x, y in zip(alone, batched):
-        assert x.outcome is y.outcome
-        assert x.probabilities["A"] == pytest.approx(y.probabilities["A"], abs=1e-5)
-        assert x.probabilities["B"] == pytest.approx(y.probabilities["B"], abs=1e-5)
+        assert outcome_of(x) is outcome_of(y)
+        assert x.label_probabilities["A"] == pytest.approx(y.label_probabilities["A"], abs=1e-5)
+        assert x.label_probabilities["B"] == pytest.approx(y.label_probabilities["B"], abs=1e-5)
         assert x.usage == y.usage
 
 
@@ -141,7 +146,7 @@ def test_concurrent_requests_share_forward_passes(model, tokenizer, monkeypatch)
     monkeypatch.setattr(model, "forward", counting_forward)
     completions = asyncio.run(gather(backend, [verdict_request(prompt(i)) for i in range(8)]))
     assert calls == [4, 4]
-    assert all(c.outcome in (Outcome.A, Outcome.B) for c in completions)
+    assert all(outcome_of(c) in (Outcome.A, Outcome.B) for c in completions)
 
 
 def test_tokenizer_without_pad_token_pads_with_eos(model, tokenizer):
@@ -149,7 +154,7 @@ def test_tokenizer_without_pad_token_pads_with_eos(model, tokenizer):
     padded = HFBackend(model_object=model, tokenizer=tokenizer, batch_size=4)
     requests = [verdict_request(prompt(i)) for i in range(4)]
     for x, y in zip(asyncio.run(gather(plain, requests)), asyncio.run(gather(padded, requests))):
-        assert x.probabilities["A"] == pytest.approx(y.probabilities["A"], abs=1e-5)
+        assert x.label_probabilities["A"] == pytest.approx(y.label_probabilities["A"], abs=1e-5)
 
 
 def test_generation_returns_the_greedy_continuation(model, tokenizer):
@@ -178,10 +183,11 @@ def test_generation_returns_the_greedy_continuation(model, tokenizer):
 def test_runner_serves_the_second_run_from_the_cache(model, tokenizer, tmp_path):
     requests = [verdict_request(prompt(i)) for i in range(6)]
     backend = HFBackend("tiny-gpt2", model_object=model, tokenizer=tokenizer, batch_size=4)
-    with VerdictCache(tmp_path / "verdicts.sqlite") as cache:
+    with CompletionCache(tmp_path / "verdicts.sqlite") as cache:
         first_report, second_report = RunReport(), RunReport()
-        first = run_requests(backend, requests, cache=cache, report=first_report)
-        second = run_requests(backend, requests, cache=cache, report=second_report)
+        first = parse_verdicts(run_requests(backend, requests, cache=cache, report=first_report))
+        second = parse_verdicts(run_requests(backend, requests, cache=cache,
+                                                report=second_report))
     assert (first_report.fresh, first_report.cache_hits) == (6, 0)
     assert (second_report.fresh, second_report.cache_hits) == (0, 6)
     assert all(v.cached for v in second) and not any(v.cached for v in first)
@@ -256,4 +262,4 @@ def test_a_failed_forward_pass_fails_its_batch_only(model, tokenizer, monkeypatc
     results = asyncio.run(main())
     assert [type(r) for r in results[:2]] == [JudgeBackendError, JudgeBackendError]
     assert "forward pass failed: RuntimeError: out of memory" in str(results[0])
-    assert all(r.outcome in (Outcome.A, Outcome.B) for r in results[2:])
+    assert all(outcome_of(r) in (Outcome.A, Outcome.B) for r in results[2:])

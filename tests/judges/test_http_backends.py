@@ -9,8 +9,9 @@ pytest.importorskip("aiohttp", reason="provider backends need the [openai] extra
 
 from fairjudge.data import Outcome, load_pairs  # noqa: E402
 from fairjudge.judges import (GenerationSettings, JudgeBackendError, JudgeRequest, Message,  # noqa: E402
-                              PriceTable, Price, RunOptions, RunReport, VerdictCache,
-                              execute_requests, get_backend, run_requests)
+                              PriceTable, Price, RunOptions, RunReport, CompletionCache,
+                              execute_requests, get_backend, parse_verdicts,
+                              run_requests)
 from fairjudge.judges.testing import FakeProviderServer, FaultPlan, call_key, judge_prompt  # noqa: E402
 from fairjudge.strategies import judge_pairs  # noqa: E402
 
@@ -57,7 +58,7 @@ def make_pairs(n, seed=0):
 def test_openai_verdicts_usage_and_logprobs(server):
     requests = [letter_request("short", "a much longer answer here", logprobs=5),
                 letter_request("a much longer answer here", "short", logprobs=5)]
-    verdicts = run_requests(openai(server), requests, options=FAST)
+    verdicts = parse_verdicts(run_requests(openai(server), requests, options=FAST))
     assert [v.outcome for v in verdicts] == [Outcome.B, Outcome.A]
     assert verdicts[0].usage.input_tokens > 0 and verdicts[0].usage.output_tokens > 0
     probs = verdicts[0].probabilities
@@ -67,8 +68,8 @@ def test_openai_verdicts_usage_and_logprobs(server):
 
 def test_anthropic_never_sends_temperature(server):
     # The fake server rejects any request carrying `temperature` with HTTP 400.
-    verdicts = run_requests(anthropic(server), [letter_request("x", "y y y", temperature=0.7)],
-                            options=FAST)
+    verdicts = parse_verdicts(run_requests(anthropic(server), [letter_request("x", "y y y", temperature=0.7)],
+                            options=FAST))
     assert verdicts[0].outcome is Outcome.B
     body = anthropic(server).request_body(letter_request("x", "y", temperature=0.7))
     assert "temperature" not in body and body["max_tokens"] == 1024
@@ -76,11 +77,12 @@ def test_anthropic_never_sends_temperature(server):
 
 def test_reasoning_budget_exhausted_is_invalid_never_a_side(server):
     report = RunReport()
-    verdicts = run_requests(openai(server), [letter_request("a", "b b", max_completion_tokens=2)],
-                            options=FAST, report=report)
+    results = run_requests(openai(server), [letter_request("a", "b b", max_completion_tokens=2)],
+                           options=FAST, report=report)
+    assert results[0].completion.finish_reason == "length" and report.fresh == 1
+    verdicts = parse_verdicts(results)
     assert verdicts[0].outcome is Outcome.INVALID
     assert "completion budget ran out" in verdicts[0].detail
-    assert report.invalid == 1
 
 
 def test_authentication_error_stops_the_run(server, monkeypatch):
@@ -102,11 +104,11 @@ def test_faults_are_retried_to_the_same_verdicts(server, tmp_path):
     the same verdicts as a fault-free run."""
     pairs = make_pairs(500)
     clean = judge_pairs(pairs, "B0", [openai(server)], options=FAST, seed=3,
-                        cache=VerdictCache(tmp_path / "clean.sqlite"))
+                        cache=CompletionCache(tmp_path / "clean.sqlite"))
     server.faults = FaultPlan(rate_429=0.1, rate_500=0.1, retry_after=0.001)
     before = server.request_count()
     faulty = judge_pairs(pairs, "B0", [openai(server)], options=FAST, seed=3,
-                         cache=VerdictCache(tmp_path / "faulty.sqlite"))
+                         cache=CompletionCache(tmp_path / "faulty.sqlite"))
     assert faulty.report.retries > 50 and faulty.report.failed == 0
     assert server.request_count() - before == 500 + faulty.report.retries
     pd.testing.assert_frame_equal(clean.aggregate, faulty.aggregate)
@@ -118,7 +120,7 @@ def test_malformed_bodies_drops_and_overload_are_retried(server, fault):
     server.faults = fault
     report = RunReport()
     requests = [letter_request("x " * i, "y " * (40 - i)) for i in range(1, 40)]
-    verdicts = run_requests(anthropic(server), requests, options=FAST, report=report)
+    verdicts = parse_verdicts(run_requests(anthropic(server), requests, options=FAST, report=report))
     assert all(v is not None and v.outcome in (Outcome.A, Outcome.B) for v in verdicts)
     assert report.retries > 0 and report.failed == 0
 
@@ -127,8 +129,8 @@ def test_slow_answers_hit_the_timeout_and_are_retried(server):
     server.faults = FaultPlan(slow_rate=0.5, slow_seconds=1.0, max_faults_per_call=1)
     report = RunReport()
     backend = openai(server, timeout=0.3)
-    verdicts = run_requests(backend, [letter_request("a", f"b {i}") for i in range(10)],
-                            options=FAST, report=report)
+    verdicts = parse_verdicts(run_requests(backend, [letter_request("a", f"b {i}") for i in range(10)],
+                            options=FAST, report=report))
     assert all(v is not None for v in verdicts)
     assert report.retries > 0
 
@@ -137,8 +139,8 @@ def test_retries_give_up_after_max_retries(server):
     server.faults = FaultPlan(rate_500=1.0)
     report = RunReport()
     options = RunOptions(max_retries=2, backoff_base=0.001, backoff_max=0.001)
-    verdicts = run_requests(openai(server), [letter_request("a", "b")], options=options,
-                            report=report)
+    verdicts = parse_verdicts(run_requests(openai(server), [letter_request("a", "b")], options=options,
+                            report=report))
     assert verdicts == [None] and report.failed == 1 and report.retries == 2
     assert "gave up after 3 attempts" in report.errors[0]
 
@@ -165,7 +167,7 @@ def test_spend_cap_stops_before_it_is_exceeded(server, tmp_path):
     options = RunOptions(concurrency=8, max_cost=5.0, prices=prices, backoff_base=0.001)
     result = judge_pairs(pairs, "S1", [openai(server)], options=options,
                          settings=GenerationSettings(temperature=0.0, max_tokens=400),
-                         cache=VerdictCache(tmp_path / "c.sqlite"))
+                         cache=CompletionCache(tmp_path / "c.sqlite"))
     report = result.report
     assert report.stopped_by_cap and 0 < report.fresh < 400
     assert report.cost <= 5.0
@@ -202,8 +204,8 @@ def test_a_rejected_request_fails_alone(server, monkeypatch):
 
     monkeypatch.setattr(backend, "complete", complete)
     report = RunReport()
-    verdicts = run_requests(backend, [letter_request("poison", "b"), letter_request("a", "b b b")],
-                            options=FAST, report=report)
+    verdicts = parse_verdicts(run_requests(backend, [letter_request("poison", "b"), letter_request("a", "b b b")],
+                            options=FAST, report=report))
     assert verdicts[0] is None and verdicts[1].outcome is Outcome.B
     assert report.failed == 1 and "context_length_exceeded" in report.errors[0]
 
@@ -218,17 +220,17 @@ def test_rubric_scores_are_recorded_with_each_call(server):
 def test_identical_requests_are_sent_once(server):
     before = server.request_count()
     request = letter_request("same", "pair here")
-    verdicts = run_requests(openai(server), [request] * 5, options=FAST)
+    verdicts = parse_verdicts(run_requests(openai(server), [request] * 5, options=FAST))
     assert server.request_count() - before == 1 and len({v.key for v in verdicts}) == 1
 
 
 def test_cached_rerun_sends_nothing(server, tmp_path):
-    cache = VerdictCache(tmp_path / "c.sqlite")
+    cache = CompletionCache(tmp_path / "c.sqlite")
     requests = [letter_request("a " * i, "b " * 3) for i in range(1, 30)]
-    first = run_requests(openai(server), requests, cache=cache, options=FAST)
+    first = parse_verdicts(run_requests(openai(server), requests, cache=cache, options=FAST))
     before = server.request_count()
     report = RunReport()
-    second = run_requests(openai(server), requests, cache=cache, options=FAST, report=report)
+    second = parse_verdicts(run_requests(openai(server), requests, cache=cache, options=FAST, report=report))
     assert server.request_count() == before and report.cache_hits == 29
     assert [v.outcome for v in first] == [v.outcome for v in second]
 
@@ -241,3 +243,40 @@ def test_server_sees_the_request_we_meant(server):
     assert body["response_format"] == {"type": "json_object"}
     asyncio.run(execute_requests(backend, [request], options=FAST))
     assert server.counts[call_key(body)] >= 1
+
+
+def test_a_new_parser_version_reparses_cached_completions_without_new_requests(server,
+                                                                               tmp_path):
+    """Generate, cache, then parse: the cache holds completions, so a parser change applies
+    to every cached call and the provider sees zero new requests."""
+    from dataclasses import dataclass
+
+    from fairjudge.judges import ParsedVerdict, VerdictParser
+
+    @dataclass(frozen=True)
+    class TieOnShortReasoning(VerdictParser):
+        """A 'fixed' parser: declares a tie when the reasoning mentions a 1-word answer."""
+
+        version: str = "99"
+
+        def parse(self, completion, *, kind="verdict"):
+            if " has 1 words" in completion.text:
+                return ParsedVerdict(Outcome.TIE, "")
+            return super().parse(completion, kind=kind)
+
+    pairs = load_pairs(pd.DataFrame(
+        [{"id": f"p{i}", "question": "Q?", "a": "x " * (i % 3 + 1), "b": "y " * (3 - i % 3)}
+         for i in range(12)]))
+    cache = CompletionCache(tmp_path / "c.sqlite")
+    first = judge_pairs(pairs, "S1", [openai(server)], cache=cache, options=FAST)
+    requests_before = server.request_count()
+    second = judge_pairs(pairs, "S1", [openai(server)], cache=cache, options=FAST,
+                         parser=TieOnShortReasoning())
+    cache.close()
+    assert server.request_count() == requests_before  # nothing was paid again
+    assert second.report.cache_hits == second.report.distinct and second.report.fresh == 0
+    assert set(first.calls["parser"]) == {"verdict@1"}
+    assert set(second.calls["parser"]) == {"verdict@99"}
+    changed = first.calls["winner"].to_numpy() != second.calls["winner"].to_numpy()
+    assert changed.any() and (second.calls.loc[changed, "winner"] == "tie").all()
+    assert (first.calls["raw"] == second.calls["raw"]).all()

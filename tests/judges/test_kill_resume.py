@@ -21,7 +21,7 @@ CONCURRENCY = 8
 def cached_rows(path):
     try:
         with sqlite3.connect(path, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+            return conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
     except sqlite3.OperationalError:
         return 0
 
@@ -55,7 +55,7 @@ def test_sigkill_midway_then_resume(tmp_path):
         assert second.returncode == 0, second.stderr
         counts = server.counts
     verdicts = pd.read_json(out, lines=True)
-    assert len(verdicts) == 300 and verdicts["id"].nunique() == 300
+    assert len(verdicts) == 300 and verdicts["pair_id"].nunique() == 300
     assert verdicts["winner"].notna().all()
     assert len(counts) == 300  # every distinct call reached the server ...
     repeated = [k for k, n in counts.items() if n > 1]

@@ -40,5 +40,5 @@ def test_judgebench_claude3_haiku_consistency():
     # Recorded parse failures stay invalid: never mapped to a side.
     invalid = result.calls[result.calls["outcome_detail"] == "invalid"]
     assert len(invalid) > 0 and invalid["winner"].isna().all()
-    assert pd.isna(result.aggregate.set_index("id").loc[invalid["id"].iloc[0], "winner"]) or \
-        result.aggregate.set_index("id").loc[invalid["id"].iloc[0], "outcome_detail"] == "invalid"
+    aggregate = result.aggregate.set_index("pair_id").loc[invalid["pair_id"].iloc[0]]
+    assert pd.isna(aggregate["winner"]) or aggregate["outcome_detail"] == "invalid"

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from fairjudge.data import Outcome, load_pairs, load_verdicts
-from fairjudge.judges import VerdictCache, get_backend
+from fairjudge.judges import CompletionCache, get_backend
 from fairjudge.strategies import STRATEGIES, get_strategy, judge_pairs, to_pair_frame
 
 A, B, T, X = Outcome.A, Outcome.B, Outcome.TIE, Outcome.INVALID
@@ -68,7 +68,7 @@ def test_every_strategy_runs_and_records_calls(pairs, name):
     # The calls form a valid verdict table, item_a being the answer shown first.
     calls = load_verdicts(result.calls)
     for row in calls.itertuples():
-        first_text = pairs.set_index("id").loc[row.id, "text_a" if row.order == "ab" else "text_b"]
+        first_text = pairs.set_index("id").loc[row.pair_id, "text_a" if row.order == "ab" else "text_b"]
         assert row.item_a.endswith(":a" if row.order == "ab" else ":b")
         assert first_text
     load_verdicts(result.aggregate)
@@ -85,8 +85,8 @@ def test_cross_family_majority(pairs):
 
 def test_consistent_wins_only_abstains_where_swap_disagrees(pairs):
     backend = [get_backend("simulated", bias=0.0, position=3.0)]  # mostly "first wins"
-    s1 = judge_pairs(pairs, "S1", backend, seed=0).aggregate.set_index("id")
-    cwo = judge_pairs(pairs, "CWO", backend, seed=0).aggregate.set_index("id")
+    s1 = judge_pairs(pairs, "S1", backend, seed=0).aggregate.set_index("pair_id")
+    cwo = judge_pairs(pairs, "CWO", backend, seed=0).aggregate.set_index("pair_id")
     assert (s1["outcome_detail"] == "tie").sum() > 20
     assert ((s1["outcome_detail"] == "tie") == (cwo["outcome_detail"] == "abstain")).all()
     assert cwo["winner"][cwo["outcome_detail"] == "abstain"].isna().all()
@@ -98,8 +98,8 @@ def test_replay_reproduces_recorded_verdicts(pairs, tmp_path):
     sim.calls[["item_a", "item_b", "winner", "judge"]].to_json(path, orient="records",
                                                                 lines=True)
     replay = judge_pairs(pairs, "S1", [get_backend("replay", verdicts=path)], seed=5)
-    pd.testing.assert_series_equal(replay.aggregate.set_index("id")["winner"],
-                                   sim.aggregate.set_index("id")["winner"])
+    pd.testing.assert_series_equal(replay.aggregate.set_index("pair_id")["winner"],
+                                   sim.aggregate.set_index("pair_id")["winner"])
 
 
 def test_replay_refuses_an_unrecorded_order(pairs, tmp_path):
@@ -112,7 +112,7 @@ def test_replay_refuses_an_unrecorded_order(pairs, tmp_path):
 
 
 def test_reference_is_generated_once_per_question_and_cached(pairs, tmp_path):
-    cache = VerdictCache(tmp_path / "c.sqlite")
+    cache = CompletionCache(tmp_path / "c.sqlite")
     backend = get_backend("simulated", bias=1.0)
     backend.cacheable = True  # exercise the cache path with a free backend
     first = judge_pairs(pairs, "S6", [backend], cache=cache)

@@ -42,7 +42,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     from fairjudge.audit import audit_verdicts, load_gold
     from fairjudge.audit.probes import score_probes
     from fairjudge.data import load_items, load_pairs, load_verdicts, read_table
-    from fairjudge.judges import RunOptions, VerdictCache
+    from fairjudge.judges import RunOptions, CompletionCache
     from fairjudge.report import audit_html, render_audits
     from fairjudge.strategies import judge_pairs
 
@@ -56,15 +56,13 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     if verdicts_path:
         verdicts = load_verdicts(verdicts_path)
         if probe_table is not None:
-            if "id" not in verdicts.columns:
+            if not {"pair_id", "order"} <= set(verdicts.columns):
                 raise click.UsageError(
-                    f"{Path(verdicts_path).name} has no `id` column, so its verdicts cannot be "
-                    "matched to the probes; judge the probes with `fairjudge judge` (which "
-                    "writes the pair id) or drop --probes")
-            is_probe = verdicts["id"].astype(str).isin(probe_table["id"].astype(str))
-            calls = verdicts[is_probe.to_numpy()].copy()
-            calls["order"] = np.where(calls["item_a"].astype(str).str.endswith(":b"), "ba",
-                                      "ab")
+                    f"{Path(verdicts_path).name} has no `pair_id` and `order` columns, so its "
+                    "verdicts cannot be matched to the probes; judge the probes with "
+                    "`fairjudge judge` (which writes them) or drop --probes")
+            is_probe = verdicts["pair_id"].astype(str).isin(probe_table["id"].astype(str))
+            calls = verdicts[is_probe.to_numpy()].rename(columns={"pair_id": "id"})
             for judge, part in calls.groupby("judge", sort=True):
                 probe_runs.append((str(judge), _to_probe_frame(part), part))
             verdicts = verdicts[~is_probe.to_numpy()]
@@ -73,7 +71,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
             raise click.UsageError("--backend needs --pairs and/or --probes to judge")
         backends = build_backends(backend, model, base_url, api_key_env, 60.0, concurrency,
                                   replay, replay_judge, items, 2.0, 0.5, seed)
-        cache = VerdictCache(cache_path or DEFAULT_CACHE)
+        cache = CompletionCache(cache_path or DEFAULT_CACHE)
         options = RunOptions(concurrency=concurrency, progress=False, seed=seed)
         frames = []
         for judge_backend in backends:  # each judge is audited on its own
@@ -85,12 +83,14 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
                 result = judge_pairs(load_pairs(probe_table[["id", "question", "a", "b"]]),
                                      strategy, [judge_backend], cache=cache, options=options,
                                      seed=seed)
-                probe_runs.append((judge_backend.label, result.aggregate, result.calls))
+                probe_runs.append((judge_backend.label,
+                                   result.aggregate.rename(columns={"pair_id": "id"}),
+                                   result.calls.rename(columns={"pair_id": "id"})))
                 frames.append(result.calls)
         cache.close()
         verdicts = load_verdicts(pd.concat(frames, ignore_index=True))
         if probe_table is not None:
-            verdicts = verdicts[~verdicts["id"].astype(str).isin(
+            verdicts = verdicts[~verdicts["pair_id"].astype(str).isin(
                 probe_table["id"].astype(str)).to_numpy()]
     audits = audit_verdicts(verdicts, items=item_table, gold=gold_table, rng=seed) \
         if len(verdicts) else {}
@@ -122,7 +122,7 @@ def _to_probe_frame(verdicts):
     """Recorded probe verdicts (one per probe, possibly shown swapped) in the probe's frame."""
     import numpy as np
 
-    swapped = verdicts["item_a"].astype(str).str.endswith(":b").to_numpy()
+    swapped = (verdicts["order"] == "ba").to_numpy()
     winner = verdicts["winner"].astype("string").fillna("").to_numpy(dtype=object)
     flipped = np.where(winner == "a", "b", np.where(winner == "b", "a", winner))
     out = verdicts[["id"]].copy()

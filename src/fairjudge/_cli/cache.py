@@ -11,12 +11,12 @@ from fairjudge._cli.judge import DEFAULT_CACHE
 def _open(path):
     from pathlib import Path
 
-    from fairjudge.judges import VerdictCache
+    from fairjudge.judges import CompletionCache
 
     path = path or DEFAULT_CACHE
     if not Path(path).exists():
         raise click.UsageError(f"no cache at {path}")
-    return VerdictCache(path)
+    return CompletionCache(path)
 
 
 @click.group()

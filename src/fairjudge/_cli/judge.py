@@ -142,7 +142,7 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
     """Judge every pair in PAIRS (JSONL: id, question, a, b[, reference]) with a strategy."""
     from fairjudge.data import load_pairs, write_table
     from fairjudge.judges import (GenerationSettings, PriceTable, RunOptions, RunReport,
-                                  VerdictCache, load_templates)
+                                  CompletionCache, load_templates)
     from fairjudge.strategies import get_strategy, judge_pairs
 
     chosen = get_strategy(strategy)
@@ -170,7 +170,7 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
     backends = build_backends(backend, model, base_url, api_key_env, timeout, concurrency,
                               replay, replay_judge, items, sim_bias, sim_position, seed)
     report = RunReport()
-    cache = VerdictCache(cache_path or DEFAULT_CACHE)
+    cache = CompletionCache(cache_path or DEFAULT_CACHE)
     try:
         result = judge_pairs(table, chosen, backends, cache=cache, options=options, seed=seed,
                              settings=settings, templates=loaded_templates, template=template,

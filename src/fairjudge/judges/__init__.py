@@ -1,4 +1,12 @@
-"""Judge backends, prompts, output parsing and the durable verdict cache.
+"""Judge backends, prompts, the durable completion cache, versioned parsers and
+structured outputs.
+
+The flow is generate, cache, then parse: a backend returns a :class:`Completion` (text,
+log-probabilities, usage, finish reason), the :class:`CompletionCache` stores it as is, and
+parsers (:class:`VerdictParser`, :class:`RubricParser`, :class:`LikertParser`,
+:class:`JSONSchemaParser`) run afterwards with a version, so a parser fix re-parses cached
+calls for free. :func:`generate_structured` asks for JSON matching a schema with bounded
+re-asks.
 
 Backends (loaded lazily, each behind an optional extra): ``openai`` (any OpenAI-compatible
 Chat Completions server), ``anthropic`` (Messages API), ``hf`` (a local transformers causal
@@ -8,19 +16,34 @@ bias knobs). :mod:`fairjudge.judges.testing` holds a loopback provider server fo
 
 from fairjudge.judges._base import (BACKENDS, JudgeBackend, JudgeBackendError, RequestRejected,
                                     RetryableError, get_backend, register_backend)
-from fairjudge.judges._cache import VerdictCache, cache_key
-from fairjudge.judges._parsing import parse_rubric_scores, parse_verdict, strip_hidden_reasoning
+from fairjudge.judges._cache import CompletionCache, cache_key, normalise_endpoint
+from fairjudge.judges._parsing import (RUBRIC_PARSER, VERDICT_PARSER, LikertParser, ParsedVerdict,
+                                       RubricParser, VerdictParser, parse_rubric_scores,
+                                       parse_verdict, parse_verdicts, strip_hidden_reasoning,
+                                       verdict_probabilities)
 from fairjudge.judges._prompts import BUILTIN_TEMPLATES, RUBRIC, PromptTemplate, load_templates
 from fairjudge.judges._runner import (Price, PriceTable, RateLimiter, RunOptions, RunReport,
                                       execute_requests, run_requests)
-from fairjudge.judges._types import (Completion, GenerationSettings, JudgeRequest, Message,
-                                     Usage, Verdict)
+from fairjudge.judges._structured import (JSONSchemaParser, StructuredResult,
+                                         generate_structured, run_structured)
+from fairjudge.judges._types import (CallResult, Completion, GenerationSettings, JudgeRequest,
+                                     Message, Usage, Verdict)
 
 __all__ = [
     "BACKENDS",
     "BUILTIN_TEMPLATES",
     "RUBRIC",
+    "RUBRIC_PARSER",
+    "VERDICT_PARSER",
+    "CallResult",
     "Completion",
+    "CompletionCache",
+    "JSONSchemaParser",
+    "LikertParser",
+    "ParsedVerdict",
+    "RubricParser",
+    "StructuredResult",
+    "VerdictParser",
     "GenerationSettings",
     "JudgeBackend",
     "JudgeBackendError",
@@ -36,14 +59,18 @@ __all__ = [
     "RunReport",
     "Usage",
     "Verdict",
-    "VerdictCache",
     "cache_key",
     "execute_requests",
+    "generate_structured",
     "get_backend",
     "load_templates",
+    "normalise_endpoint",
     "parse_rubric_scores",
     "parse_verdict",
+    "parse_verdicts",
     "register_backend",
     "run_requests",
+    "run_structured",
     "strip_hidden_reasoning",
+    "verdict_probabilities",
 ]

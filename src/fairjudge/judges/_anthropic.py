@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
+from fairjudge.judges._cache import normalise_endpoint
 from fairjudge.judges._http import HTTPClient
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
@@ -31,18 +32,21 @@ class AnthropicBackend(JudgeBackend):
         Default completion budget when a request sets none (the API requires one).
     timeout : float
     max_connections : int
+    key_port : bool
+        Keep the port in the endpoint that enters the cache key (see the openai backend).
     """
 
     name = "anthropic"
 
     def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL,
                  api_key_env: str = "ANTHROPIC_API_KEY", max_tokens: int = 1024,
-                 timeout: float = 60.0, max_connections: int = 0):
+                 timeout: float = 60.0, max_connections: int = 0, key_port: bool = True):
         if not model:
             raise ValueError("`model` is required for the anthropic backend")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.default_max_tokens = int(max_tokens)
+        self.endpoint = normalise_endpoint(self.base_url, keep_port=key_port)
         key = os.environ.get(api_key_env)
         if not key:
             if self.base_url == DEFAULT_BASE_URL:
@@ -54,7 +58,7 @@ class AnthropicBackend(JudgeBackend):
         self._http = HTTPClient(timeout=timeout, max_connections=max_connections)
 
     def identity(self) -> dict:
-        return {"backend": self.name, "model": self.model}
+        return {"backend": self.name, "model": self.model, "endpoint": self.endpoint}
 
     def request_body(self, request: JudgeRequest) -> dict:
         s = request.settings

@@ -41,7 +41,8 @@ class JudgeBackend(abc.ABC):
     cacheable: bool = True
 
     def identity(self) -> dict:
-        """What identifies this judge in a cache key: never credentials or endpoints."""
+        """What identifies this judge in a cache key: name, model, output-changing settings
+        and, for remote backends, the normalised endpoint; never credentials."""
         return {"backend": self.name, "model": self.model}
 
     @property

@@ -1,43 +1,110 @@
-"""A durable SQLite verdict cache shared safely by several processes."""
+"""A durable SQLite cache of raw completions, shared safely by several processes.
+
+The cache stores what a provider returned (text, log-probabilities, usage, finish reason,
+latency), never a parsed verdict: parsers run afterwards and carry a version, so a parser
+fix applies to every cached call without paying again.
+
+Key
+---
+``cache_key`` is the sha256 of the canonical JSON of everything that changes a judge's
+output: the backend identity (name, model, output-changing settings and the **endpoint**,
+normalised to scheme, host, port and path), the rendered messages, the generation settings,
+the template and its version, the sample index and the request kind. It never holds an API
+key. The endpoint is part of the key so that verdicts recorded against one server are never
+served for another that happens to use the same model name; ``normalise_endpoint`` can drop
+the port for local servers that restart on a new one, when asked to.
+
+Migration
+---------
+Caches written before this format (one ``verdicts`` table keyed without the endpoint, with
+parsed outcomes) are converted in place the first time they are opened: every row becomes a
+completion with its original key and ``origin = 'legacy'``. A request that misses under its
+new key is looked up under the key it would have had before (the same payload without the
+endpoint); a legacy entry found that way is served, and re-keyed to the endpoint that asked
+for it, so it is bound to one endpoint from then on and nobody pays again for what they have.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from fairjudge.data._schema import Outcome
-from fairjudge.judges._types import JudgeRequest, Usage, Verdict
+from fairjudge.judges._types import Completion, JudgeRequest, Usage
+
+SCHEMA_VERSION = "2"
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS verdicts (
+CREATE TABLE IF NOT EXISTS completions (
     key TEXT PRIMARY KEY,
     backend TEXT NOT NULL,
     model TEXT NOT NULL,
+    endpoint TEXT,
     template TEXT NOT NULL,
     template_version TEXT NOT NULL,
     kind TEXT NOT NULL,
-    raw TEXT,
-    outcome TEXT NOT NULL,
-    detail TEXT,
-    probabilities TEXT,
+    sample INTEGER NOT NULL,
+    text TEXT,
+    finish_reason TEXT,
+    logprobs TEXT,
+    label_probabilities TEXT,
     input_tokens INTEGER,
     output_tokens INTEGER,
     reasoning_tokens INTEGER,
+    usage_reported INTEGER NOT NULL DEFAULT 1,
     latency REAL,
     created REAL NOT NULL,
+    origin TEXT NOT NULL DEFAULT 'fresh',
     request TEXT
-)
+);
+CREATE TABLE IF NOT EXISTS cache_meta (name TEXT PRIMARY KEY, value TEXT);
 """
+
+_COLUMNS = ("key", "backend", "model", "endpoint", "template", "template_version", "kind",
+            "sample", "text", "finish_reason", "logprobs", "label_probabilities",
+            "input_tokens", "output_tokens", "reasoning_tokens", "usage_reported", "latency",
+            "created", "origin", "request")
+_READ = ("text, finish_reason, logprobs, label_probabilities, input_tokens, output_tokens, "
+         "reasoning_tokens, usage_reported, latency")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def canonical_json(value) -> str:
     """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def normalise_endpoint(url: str, *, keep_port: bool = True) -> str:
+    """``scheme://host[:port]/path`` with the scheme and host lower-cased, a default port
+    (80, 443) dropped, and no trailing slash, query or credentials.
+
+    ``keep_port=False`` drops every port: for a local server that comes back on a new port,
+    when the user says the answers are interchangeable.
+
+    Examples
+    --------
+    >>> normalise_endpoint("HTTPS://API.OpenAI.com:443/v1/")
+    'https://api.openai.com/v1'
+    >>> normalise_endpoint("http://127.0.0.1:8123/v1", keep_port=False)
+    'http://127.0.0.1/v1'
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host
+    if port is not None and keep_port and port != _DEFAULT_PORTS.get(scheme):
+        netloc = f"{host}:{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 def request_payload(identity: dict, request: JudgeRequest) -> dict:
@@ -56,23 +123,43 @@ def request_payload(identity: dict, request: JudgeRequest) -> dict:
 def cache_key(identity: dict, request: JudgeRequest) -> str:
     """sha256 of the canonical JSON of :func:`request_payload`.
 
-    ``identity`` comes from the backend (its name, model and any setting that changes
-    output); it never holds an API key, an endpoint URL or other credentials.
+    ``identity`` comes from the backend (its name, model, endpoint and any setting that
+    changes output); it never holds an API key or other credentials.
     """
     return hashlib.sha256(canonical_json(request_payload(identity, request)).encode()).hexdigest()
 
 
-class VerdictCache:
-    """Verdicts keyed by :func:`cache_key`, in an SQLite file in WAL mode.
+def legacy_cache_key(identity: dict, request: JudgeRequest) -> str | None:
+    """The key the request had before endpoints entered the key, or None if unchanged."""
+    if "endpoint" not in identity:
+        return None
+    return cache_key({k: v for k, v in identity.items() if k != "endpoint"}, request)
 
-    Every verdict is committed as soon as it arrives, so a crash or a kill loses at most the
-    calls in flight. Several processes may read and write one file concurrently (WAL, a busy
-    timeout, and ``INSERT OR IGNORE`` so the first stored answer for a key wins).
+
+def _loads(text):
+    return json.loads(text) if text else None
+
+
+def _completion(row) -> Completion:
+    text, finish, logprobs, labels, t_in, t_out, t_reason, reported, latency = row
+    return Completion(text=text or "",
+                      usage=Usage(t_in or 0, t_out or 0, t_reason or 0, bool(reported)),
+                      latency=latency or 0.0, finish_reason=finish, logprobs=_loads(logprobs),
+                      label_probabilities=_loads(labels))
+
+
+class CompletionCache:
+    """Raw completions keyed by :func:`cache_key`, in an SQLite file in WAL mode.
+
+    Every completion is committed as soon as it arrives, so a crash or a kill loses at most
+    the calls in flight. Several processes may read and write one file concurrently (WAL, a
+    busy timeout, and ``INSERT OR IGNORE`` so the first stored answer for a key wins).
 
     Parameters
     ----------
     path : path-like
-        The database file (created with its parent folder if missing).
+        The database file (created with its parent folder if missing). A cache in the
+        previous format is migrated in place (see the module documentation).
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -84,7 +171,10 @@ class VerdictCache:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA busy_timeout=60000")
-        self._conn.execute(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
+        self.migrated = self._migrate_legacy()
+        self.adopted = 0
+        """Legacy entries served (and bound to an endpoint) since this cache was opened."""
 
     def close(self) -> None:
         with self._lock:
@@ -96,73 +186,126 @@ class VerdictCache:
     def __exit__(self, *exc):
         self.close()
 
-    def get_many(self, keys) -> dict[str, Verdict]:
-        """Cached verdicts for the given keys (missing keys are absent from the result)."""
+    # -- migration ---------------------------------------------------------------------
+    def _migrate_legacy(self) -> int:
+        """Convert a previous-format ``verdicts`` table; returns the number of rows moved."""
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                      "name='verdicts'").fetchone()
+                if not exists:
+                    conn.execute("INSERT OR IGNORE INTO cache_meta VALUES ('schema', ?)",
+                                 (SCHEMA_VERSION,))
+                    conn.execute("COMMIT")
+                    return 0
+                rows = conn.execute(
+                    "SELECT key, backend, model, template, template_version, kind, raw, "
+                    "probabilities, input_tokens, output_tokens, reasoning_tokens, latency, "
+                    "created, request FROM verdicts").fetchall()
+                conn.executemany(
+                    f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) VALUES "
+                    f"({','.join('?' * len(_COLUMNS))})", [_legacy_row(r) for r in rows])
+                conn.execute("DROP TABLE verdicts")
+                conn.execute("INSERT OR REPLACE INTO cache_meta VALUES ('schema', ?)",
+                             (SCHEMA_VERSION,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return len(rows)
+
+    # -- reading and writing -------------------------------------------------------------
+    def get_many(self, keys, *, legacy_keys: dict | None = None,
+                 endpoint: str | None = None) -> dict[str, Completion]:
+        """Cached completions for the given keys (missing keys are absent from the result).
+
+        ``legacy_keys`` maps a key to the key the same request had before endpoints entered
+        the key; a legacy entry found under it is served and re-keyed to ``endpoint``.
+        """
         keys = list(dict.fromkeys(keys))
-        found: dict[str, Verdict] = {}
+        found: dict[str, Completion] = {}
         with self._lock:
             for start in range(0, len(keys), 500):
                 chunk = keys[start:start + 500]
                 rows = self._conn.execute(
-                    "SELECT key, outcome, raw, detail, probabilities, input_tokens, "
-                    "output_tokens, reasoning_tokens, latency FROM verdicts WHERE key IN "
+                    f"SELECT key, {_READ} FROM completions WHERE key IN "
                     f"({','.join('?' * len(chunk))})", chunk).fetchall()
-                for key, outcome, raw, detail, probs, t_in, t_out, t_reason, latency in rows:
-                    found[key] = Verdict(
-                        key=key, outcome=Outcome(outcome), raw=raw or "",
-                        probabilities=json.loads(probs) if probs else None,
-                        usage=Usage(t_in or 0, t_out or 0, t_reason or 0),
-                        latency=latency or 0.0, cached=True, detail=detail or "")
+                for row in rows:
+                    found[row[0]] = _completion(row[1:])
+            missing = {k: legacy_keys[k] for k in keys
+                       if k not in found and legacy_keys and legacy_keys.get(k)}
+            for key, old in missing.items():
+                row = self._conn.execute(
+                    f"SELECT {_READ} FROM completions WHERE key = ? AND origin = 'legacy'",
+                    (old,)).fetchone()
+                if row is None:
+                    continue
+                # Bind the legacy answer to this endpoint; no other endpoint can claim it.
+                self._conn.execute("UPDATE completions SET key = ?, endpoint = ?, "
+                                   "origin = 'adopted' WHERE key = ? AND origin = 'legacy'",
+                                   (key, endpoint, old))
+                found[key] = _completion(row)
+                self.adopted += 1
         return found
 
-    def put(self, verdict: Verdict, *, identity: dict, request: JudgeRequest) -> None:
-        """Store one verdict durably (committed before returning)."""
+    def put(self, key: str, completion: Completion, *, identity: dict,
+            request: JudgeRequest) -> None:
+        """Store one completion durably (committed before returning)."""
+        usage = completion.usage
+        row = (key, str(identity.get("backend", "")), str(identity.get("model", "")),
+               identity.get("endpoint"), request.template, request.template_version,
+               request.kind, int(request.sample), completion.text, completion.finish_reason,
+               json.dumps(completion.logprobs) if completion.logprobs else None,
+               json.dumps(completion.label_probabilities)
+               if completion.label_probabilities else None,
+               usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
+               int(usage.reported), completion.latency, time.time(), "fresh",
+               canonical_json(request_payload(identity, request)))
         with self._lock:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (verdict.key, identity.get("backend", ""), identity.get("model", ""),
-                 request.template, request.template_version, request.kind, verdict.raw,
-                 verdict.outcome.value, verdict.detail,
-                 json.dumps(verdict.probabilities) if verdict.probabilities else None,
-                 verdict.usage.input_tokens, verdict.usage.output_tokens,
-                 verdict.usage.reasoning_tokens, verdict.latency, time.time(),
-                 canonical_json(request_payload(identity, request))))
+            self._conn.execute(f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) "
+                               f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
 
     def stats(self) -> dict:
-        """Counts by backend/model and outcome, token totals and the file size."""
+        """Counts by backend/model/endpoint and kind, token totals and the file size."""
         with self._lock:
-            total = self._conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+            total = self._conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
             by_model = self._conn.execute(
-                "SELECT backend, model, COUNT(*), SUM(input_tokens), SUM(output_tokens) "
-                "FROM verdicts GROUP BY backend, model ORDER BY backend, model").fetchall()
-            by_outcome = dict(self._conn.execute(
-                "SELECT outcome, COUNT(*) FROM verdicts GROUP BY outcome").fetchall())
+                "SELECT backend, model, COALESCE(endpoint, ''), COUNT(*), SUM(input_tokens), "
+                "SUM(output_tokens) FROM completions GROUP BY backend, model, endpoint "
+                "ORDER BY backend, model, endpoint").fetchall()
+            by_kind = dict(self._conn.execute(
+                "SELECT kind, COUNT(*) FROM completions GROUP BY kind").fetchall())
+            legacy = self._conn.execute(
+                "SELECT COUNT(*) FROM completions WHERE origin = 'legacy'").fetchone()[0]
         return {
             "path": str(self.path),
             "entries": total,
             "bytes": self.path.stat().st_size if self.path.exists() else 0,
-            "by_model": [{"backend": b, "model": m, "entries": n, "input_tokens": i or 0,
-                          "output_tokens": o or 0} for b, m, n, i, o in by_model],
-            "by_outcome": by_outcome,
+            "by_model": [{"backend": b, "model": m, "endpoint": e, "entries": n,
+                          "input_tokens": i or 0, "output_tokens": o or 0}
+                         for b, m, e, n, i, o in by_model],
+            "by_kind": by_kind,
+            "legacy_entries": legacy,
         }
 
     def export(self, path: str | os.PathLike) -> int:
-        """Write every entry as JSONL (request, raw output, outcome, usage); returns the count."""
+        """Write every entry as JSONL (request, completion, usage); returns the count."""
         count = 0
         with self._lock:
             rows = self._conn.execute(
-                "SELECT key, backend, model, template, template_version, kind, raw, outcome, "
-                "detail, probabilities, input_tokens, output_tokens, reasoning_tokens, latency, "
-                "created, request FROM verdicts ORDER BY created").fetchall()
-        names = ("key", "backend", "model", "template", "template_version", "kind", "raw",
-                 "outcome", "detail", "probabilities", "input_tokens", "output_tokens",
-                 "reasoning_tokens", "latency", "created", "request")
+                f"SELECT {', '.join(_COLUMNS)} FROM completions ORDER BY created").fetchall()
         with open(path, "w", encoding="utf-8") as handle:
             for row in rows:
-                record = dict(zip(names, row))
-                for field in ("probabilities", "request"):
-                    if record[field]:
-                        record[field] = json.loads(record[field])
+                record = dict(zip(_COLUMNS, row))
+                for field in ("logprobs", "label_probabilities", "request"):
+                    record[field] = _loads(record[field])
+                record["usage_reported"] = bool(record["usage_reported"])
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
                 count += 1
         return count
@@ -178,6 +321,29 @@ class VerdictCache:
             args.append(model)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._lock:
-            cursor = self._conn.execute(f"DELETE FROM verdicts{where}", args)
+            cursor = self._conn.execute(f"DELETE FROM completions{where}", args)
             self._conn.execute("VACUUM")
         return cursor.rowcount
+
+
+def _legacy_row(row) -> tuple:
+    """A previous-format ``verdicts`` row as a ``completions`` row (same key)."""
+    (key, backend, model, template, template_version, kind, raw, probabilities, t_in, t_out,
+     t_reason, latency, created, request) = row
+    payload = _loads(request) or {}
+    probabilities = _loads(probabilities)
+    logprobs = labels = None
+    if probabilities:
+        if backend == "hf":
+            labels = probabilities  # the hf backend scored the labels directly
+        else:
+            # Stored probabilities came from the first token of a bare-label reply; the same
+            # numbers come back out of verdict_probabilities() on this entry.
+            top = [{"token": label, "logprob": math.log(p)} for label, p in
+                   probabilities.items() if p > 0]
+            logprobs = [{"token": (raw or "").strip(), "logprob": 0.0, "top_logprobs": top}]
+    return (key, backend, model, None, template, template_version, kind,
+            int(payload.get("sample", 0) or 0), raw, None,
+            json.dumps(logprobs) if logprobs else None,
+            json.dumps(labels) if labels else None, t_in, t_out, t_reason, 1, latency,
+            created, "legacy", request)

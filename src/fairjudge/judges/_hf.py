@@ -14,7 +14,6 @@ import inspect
 import threading
 import time
 
-from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
@@ -22,7 +21,6 @@ _MISSING_DEPENDENCIES = "the `hf` backend needs pip install 'fairjudge[hf]'"
 _KINDS = ("verdict", "generate")
 # Probability keys are in the frame of the order shown, whatever the label text is.
 _KEYS = ("A", "B", "tie")
-_OUTCOMES = (Outcome.A, Outcome.B, Outcome.TIE)
 
 
 def _import_dependencies():
@@ -98,7 +96,7 @@ class HFBackend(JudgeBackend):
     >>> judge = HFBackend("Qwen/Qwen2.5-0.5B-Instruct", batch_size=16)  # doctest: +SKIP
     >>> import asyncio
     >>> request = JudgeRequest(messages=(Message("user", "... Answer A or B."),))
-    >>> asyncio.run(judge.complete(request)).probabilities  # doctest: +SKIP
+    >>> asyncio.run(judge.complete(request)).label_probabilities  # doctest: +SKIP
     {'A': 0.83, 'B': 0.17}
     """
 
@@ -181,8 +179,8 @@ class HFBackend(JudgeBackend):
         best = max(range(len(probabilities)), key=probabilities.__getitem__)
         return Completion(
             text=self._names[best], usage=Usage(input_tokens=len(ids), output_tokens=0),
-            latency=latency, probabilities=dict(zip(_KEYS, probabilities)),
-            finish_reason="stop", outcome=_OUTCOMES[best])
+            latency=latency, label_probabilities=dict(zip(_KEYS, probabilities)),
+            finish_reason="stop")
 
     async def _enqueue(self, ids: list[int]) -> tuple[list[float], float]:
         loop = asyncio.get_running_loop()

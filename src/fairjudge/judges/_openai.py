@@ -3,15 +3,14 @@ OpenRouter, DeepSeek, Gemini's OpenAI-compatible endpoint)."""
 
 from __future__ import annotations
 
-import math
 import os
 
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
+from fairjudge.judges._cache import normalise_endpoint
 from fairjudge.judges._http import HTTPClient
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-LABELS = {"A": "A", "B": "B", "tie": "tie"}
 
 
 class OpenAIBackend(JudgeBackend):
@@ -33,18 +32,23 @@ class OpenAIBackend(JudgeBackend):
         Connection pool size (0 = unlimited; the run's concurrency limit bounds it).
     extra_body : dict, optional
         Extra JSON fields sent with every request (they enter the cache key).
+    key_port : bool
+        Keep the port in the endpoint that enters the cache key (default). False lets a
+        local server that restarts on another port reuse its cached answers.
     """
 
     name = "openai"
 
     def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL,
                  api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
-                 max_connections: int = 0, extra_body: dict | None = None):
+                 max_connections: int = 0, extra_body: dict | None = None,
+                 key_port: bool = True):
         if not model:
             raise ValueError("`model` is required for the openai backend")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.extra_body = dict(extra_body or {})
+        self.endpoint = normalise_endpoint(self.base_url, keep_port=key_port)
         key = os.environ.get(api_key_env)
         if not key:
             if self.base_url == DEFAULT_BASE_URL:
@@ -55,7 +59,8 @@ class OpenAIBackend(JudgeBackend):
         self._http = HTTPClient(timeout=timeout, max_connections=max_connections)
 
     def identity(self) -> dict:
-        return {"backend": self.name, "model": self.model, "extra_body": self.extra_body}
+        return {"backend": self.name, "model": self.model, "extra_body": self.extra_body,
+                "endpoint": self.endpoint}
 
     def request_body(self, request: JudgeRequest) -> dict:
         s = request.settings
@@ -92,44 +97,17 @@ class OpenAIBackend(JudgeBackend):
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         usage = data.get("usage") or {}
         details = usage.get("completion_tokens_details") or {}
+        logprobs = choice.get("logprobs")
         return Completion(
             text=content,
             usage=Usage(int(usage.get("prompt_tokens") or 0),
                         int(usage.get("completion_tokens") or 0),
                         int(details.get("reasoning_tokens") or 0)),
             latency=elapsed,
-            probabilities=verdict_probabilities(choice.get("logprobs"), content),
             finish_reason=choice.get("finish_reason"),
+            logprobs=logprobs.get("content") if isinstance(logprobs, dict) else None,
         )
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
-
-def verdict_probabilities(logprobs, text: str) -> dict | None:
-    """P(A), P(B), P(tie) of the verdict token, for a reply that is just a label.
-
-    Only a bare-label reply (``"A"``, ``"B"``, ``"tie"``; e.g. the ``letter`` template)
-    has a verdict token whose probabilities mean anything: in a JSON or reasoning reply the
-    first "A" may be an article. The first non-blank output token must be that label
-    (case-sensitive); the top alternatives' probabilities are summed per label over
-    spellings (``"A"``, ``" A"``) and renormalised over the labels present.
-    """
-    if not isinstance(logprobs, dict) or not logprobs.get("content"):
-        return None
-    if text.strip().upper() not in LABELS and text.strip().lower() != "tie":
-        return None
-    entry = next((e for e in logprobs["content"] if str(e.get("token", "")).strip()), None)
-    if entry is None or LABELS.get(str(entry.get("token", "")).strip()) is None and \
-            str(entry.get("token", "")).strip().lower() != "tie":
-        return None
-    mass: dict[str, float] = {}
-    for alt in entry.get("top_logprobs") or [entry]:
-        token = str(alt.get("token", "")).strip()
-        label = LABELS.get(token) or ("tie" if token.lower() == "tie" else None)
-        if label is not None and alt.get("logprob") is not None:
-            mass[label] = mass.get(label, 0.0) + math.exp(float(alt["logprob"]))
-    total = sum(mass.values())
-    if total <= 0:
-        return None
-    return {label: value / total for label, value in sorted(mass.items())}

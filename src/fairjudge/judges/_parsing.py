@@ -1,11 +1,20 @@
-"""Turning a judge's text into an outcome, without ever guessing."""
+"""Parsers: turning a cached completion into a verdict, scores or an object.
+
+Parsers run *after* the cache (generate, then parse): a completion is stored as the
+provider returned it, and every parser carries a version, recorded with what it produced.
+Fixing a parser therefore re-parses cached completions without paying for a single call.
+A verdict is never guessed: anything ambiguous is ``Outcome.INVALID`` with a reason.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from dataclasses import dataclass
 
 from fairjudge.data._schema import Outcome
+from fairjudge.judges._types import CallResult, Completion, Verdict
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _OPEN_THINK = re.compile(r"^\s*<(think|thinking|reasoning)>", re.IGNORECASE)
@@ -143,3 +152,187 @@ def parse_rubric_scores(text: str | None) -> dict | None:
         if isinstance(data, dict) and isinstance(data.get("scores"), dict):
             return data["scores"]
     return None
+
+
+# ----------------------------------------------------------------------------- versioned parsers
+
+_LABELS = {"A": "A", "B": "B"}
+
+
+def verdict_probabilities(logprobs, text: str) -> dict | None:
+    """P(A), P(B), P(tie) of the verdict token, for a reply that is just a label.
+
+    Only a bare-label reply (``"A"``, ``"B"``, ``"tie"``; e.g. the ``letter`` template)
+    has a verdict token whose probabilities mean anything: in a JSON or reasoning reply the
+    first "A" may be an article. The first non-blank output token must be that label
+    (case-sensitive); the top alternatives' probabilities are summed per label over
+    spellings (``"A"``, ``" A"``) and renormalised over the labels present.
+
+    Parameters
+    ----------
+    logprobs : list of dict or None
+        Per output token ``{"token", "logprob", "top_logprobs": [...]}`` (see
+        :class:`~fairjudge.judges.Completion`).
+    text : str
+        The completion text.
+    """
+    if not isinstance(logprobs, list) or not logprobs:
+        return None
+    stripped = text.strip()
+    if stripped.upper() not in _LABELS and stripped.lower() != "tie":
+        return None
+
+    def label_of(token) -> str | None:
+        token = str(token).strip()
+        return _LABELS.get(token) or ("tie" if token.lower() == "tie" else None)
+
+    entry = next((e for e in logprobs if isinstance(e, dict)
+                  and str(e.get("token", "")).strip()), None)
+    if entry is None or label_of(entry.get("token", "")) is None:
+        return None
+    mass: dict[str, float] = {}
+    for alt in entry.get("top_logprobs") or [entry]:
+        if not isinstance(alt, dict):
+            continue
+        label = label_of(alt.get("token", ""))
+        logprob = alt.get("logprob")
+        if label is not None and isinstance(logprob, (int, float)) and math.isfinite(logprob):
+            mass[label] = mass.get(label, 0.0) + math.exp(float(logprob))
+    total = sum(mass.values())
+    if total <= 0:
+        return None
+    return {label: value / total for label, value in sorted(mass.items())}
+
+
+@dataclass(frozen=True)
+class ParsedVerdict:
+    """A verdict read from one completion (before it is joined to its request)."""
+
+    outcome: Outcome
+    detail: str = ""
+    probabilities: dict | None = None
+
+
+@dataclass(frozen=True)
+class VerdictParser:
+    """Pairwise verdict from a completion: :func:`parse_verdict` on the text, the label
+    scores of backends that score labels directly (argmax, first label on an exact tie),
+    or the decision of backends that decide without text (replay, simulated).
+
+    ``version`` changes whenever the result for some completion changes.
+    """
+
+    name: str = "verdict"
+    version: str = "1"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def parse(self, completion: Completion, *, kind: str = "verdict") -> ParsedVerdict:
+        if completion.outcome is not None:
+            return ParsedVerdict(Outcome(completion.outcome))
+        if completion.label_probabilities:
+            probabilities = dict(completion.label_probabilities)
+            keys = [k for k in ("A", "B", "tie") if k in probabilities]
+            best = max(keys, key=lambda k: (probabilities[k], -keys.index(k)))
+            outcome = {"A": Outcome.A, "B": Outcome.B, "tie": Outcome.TIE}[best]
+            return ParsedVerdict(outcome, "", probabilities)
+        outcome, detail = parse_verdict(completion.text)
+        if outcome is Outcome.INVALID and completion.finish_reason == "length":
+            detail += " (the completion budget ran out; raise max tokens)"
+        return ParsedVerdict(outcome, detail,
+                             verdict_probabilities(completion.logprobs, completion.text))
+
+
+@dataclass(frozen=True)
+class RubricParser:
+    """Per-criterion rubric scores ``{"A": {...}, "B": {...}}`` (S4, S7, S8), or None."""
+
+    name: str = "rubric"
+    version: str = "1"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def parse(self, completion: Completion) -> dict | None:
+        return parse_rubric_scores(completion.text)
+
+
+_LIKERT_FIELDS = ("score", "rating", "likert")
+_LIKERT_LINE = re.compile(r"(?:score|rating)\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LikertParser:
+    """A score on a closed integer scale (``low``..``high``) from a completion.
+
+    Accepted: a JSON object with ``score``/``rating``; a ``Score: 4`` line; a reply that is
+    just the number. Several different scores, a non-integer, or a value off the scale is
+    ``None`` with the reason.
+    """
+
+    low: int = 1
+    high: int = 5
+    name: str = "likert"
+    version: str = "1"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def parse(self, completion: Completion) -> tuple[int | None, str]:
+        body = strip_hidden_reasoning(completion.text or "").strip()
+        if not body:
+            return None, "empty output"
+        found = []
+        for candidate in _json_candidates(body):
+            try:
+                data = json.loads(candidate)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict):
+                lowered = {str(k).lower(): v for k, v in data.items()}
+                field = next((f for f in _LIKERT_FIELDS if f in lowered), None)
+                if field is not None:
+                    found.append(lowered[field])
+                break
+        found += [m.group(1) for m in _LIKERT_LINE.finditer(body)]
+        if not found and re.fullmatch(r"-?\d+(?:\.\d+)?", body):
+            found.append(body)
+        values = set()
+        for value in found:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                return None, f"score {value!r} is not a number"
+            values.add(number)
+        if not values:
+            return None, "no score found"
+        if len(values) > 1:
+            return None, f"contradictory scores {sorted(values)}"
+        score = values.pop()
+        if score != int(score) or not self.low <= score <= self.high:
+            return None, f"score {score:g} is not an integer from {self.low} to {self.high}"
+        return int(score), ""
+
+
+VERDICT_PARSER = VerdictParser()
+RUBRIC_PARSER = RubricParser()
+
+
+def parse_verdicts(results, parser: VerdictParser = VERDICT_PARSER) -> list[Verdict | None]:
+    """Parse :class:`CallResult` objects (``None`` stays ``None``) into verdicts."""
+    out = []
+    for result in results:
+        if result is None:
+            out.append(None)
+            continue
+        parsed = parser.parse(result.completion)
+        c = result.completion
+        out.append(Verdict(key=result.key, outcome=parsed.outcome, raw=c.text,
+                           probabilities=parsed.probabilities, usage=c.usage, latency=c.latency,
+                           cached=result.cached, retries=result.retries, detail=parsed.detail,
+                           parser=parser.label))
+    return out

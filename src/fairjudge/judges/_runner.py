@@ -16,9 +16,8 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import (JudgeBackend, JudgeBackendError, RequestRejected,
                                     RetryableError)
-from fairjudge.judges._cache import VerdictCache, cache_key
-from fairjudge.judges._parsing import parse_verdict
-from fairjudge.judges._types import Completion, JudgeRequest, Usage, Verdict
+from fairjudge.judges._cache import CompletionCache, cache_key, legacy_cache_key
+from fairjudge.judges._types import CallResult, JudgeRequest, Usage
 
 
 @dataclass(frozen=True)
@@ -187,33 +186,17 @@ def output_budget(request: JudgeRequest, backend: JudgeBackend) -> int | None:
     return getattr(backend, "default_max_tokens", None)
 
 
-def to_verdict(key: str, request: JudgeRequest, completion: Completion,
-               retries: int) -> Verdict:
-    """Parse a completion (backends that decide directly set ``completion.outcome``)."""
-    if request.kind == "generate":
-        outcome, detail = Outcome.ABSTAIN, "generated text"
-        if not completion.text.strip():
-            outcome, detail = Outcome.INVALID, "empty generation"
-    elif getattr(completion, "outcome", None) is not None:
-        outcome, detail = completion.outcome, ""
-    else:
-        outcome, detail = parse_verdict(completion.text)
-        if outcome is Outcome.INVALID and completion.finish_reason == "length":
-            detail += " (the completion budget ran out; raise max tokens)"
-    return Verdict(key=key, outcome=outcome, raw=completion.text,
-                   probabilities=completion.probabilities, usage=completion.usage,
-                   latency=completion.latency, cached=False, retries=retries, detail=detail)
-
-
 async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], *,
-                           cache: VerdictCache | None = None,
+                           cache: CompletionCache | None = None,
                            options: RunOptions = RunOptions(),
-                           report: RunReport | None = None) -> list[Verdict | None]:
-    """Answer every request, from the cache where possible.
+                           report: RunReport | None = None) -> list[CallResult | None]:
+    """Answer every request with a raw completion, from the cache where possible.
 
-    Identical requests (same cache key) are sent once. Each fresh verdict is written to the
-    cache the moment it arrives, before anything else can fail. Returns one verdict per
-    request, ``None`` where no answer was obtained (spend cap reached, retries exhausted).
+    Identical requests (same cache key) are sent once. Each fresh completion is written to
+    the cache the moment it arrives, before anything else can fail. Nothing is parsed here:
+    parsers (:mod:`fairjudge.judges._parsing`) run on the results, cached or fresh alike.
+    Returns one :class:`CallResult` per request, ``None`` where no answer was obtained
+    (spend cap reached, retries exhausted).
 
     Raises
     ------
@@ -235,9 +218,12 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     for i, key in enumerate(keys):
         first_index.setdefault(key, i)
     report.distinct += len(first_index)
-    answers: dict[str, Verdict] = {}
+    answers: dict[str, CallResult] = {}
     if cache is not None and backend.cacheable:
-        answers.update(cache.get_many(first_index))
+        legacy = {k: legacy_cache_key(identity, requests[i]) for k, i in first_index.items()}
+        hits = cache.get_many(first_index, legacy_keys=legacy,
+                              endpoint=identity.get("endpoint"))
+        answers.update({k: CallResult(k, c, cached=True) for k, c in hits.items()})
         report.cache_hits += len(answers)
     pending = [k for k in first_index if k not in answers]
     if options.max_cost is not None and pending:
@@ -314,15 +300,14 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     report.failed += 1
                     report.errors.append(str(err))
                     return
-            verdict = to_verdict(key, request, completion, attempt)
             if cache is not None and backend.cacheable:
-                cache.put(verdict, identity=identity, request=request)
-            answers[key] = verdict
+                cache.put(key, completion, identity=identity, request=request)
+            answers[key] = CallResult(key, completion, cached=False, retries=attempt)
             report.fresh += 1
             if price is not None:
-                report.cost += price.cost(verdict.usage)
-            report.input_tokens += verdict.usage.input_tokens
-            report.output_tokens += verdict.usage.output_tokens
+                report.cost += price.cost(completion.usage)
+            report.input_tokens += completion.usage.input_tokens
+            report.output_tokens += completion.usage.output_tokens
             if bar is not None:
                 bar.update(1)
         except JudgeBackendError as err:
@@ -352,9 +337,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     if state["fatal"] is not None:
         raise state["fatal"]
     report.skipped_by_cap += len(queue) if ledger.stop else 0
-    results = [answers.get(k) for k in keys]
-    report.invalid += sum(1 for v in results if v is not None and v.outcome is Outcome.INVALID)
-    return results
+    return [answers.get(k) for k in keys]
 
 
 def _check_cap_possible(backend, request, options: RunOptions) -> None:
@@ -377,8 +360,8 @@ def _progress_bar(total: int, label: str):
 
 
 def run_requests(backend: JudgeBackend, requests: list[JudgeRequest], *,
-                 cache: VerdictCache | None = None, options: RunOptions = RunOptions(),
-                 report: RunReport | None = None) -> list[Verdict | None]:
+                 cache: CompletionCache | None = None, options: RunOptions = RunOptions(),
+                 report: RunReport | None = None) -> list[CallResult | None]:
     """Synchronous wrapper of :func:`execute_requests` (closes the backend afterwards)."""
     async def main():
         try:

@@ -77,38 +77,82 @@ class JudgeRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage of one call (``reasoning_tokens`` are included in ``output_tokens``)."""
+    """Token usage of one call (``reasoning_tokens`` are included in ``output_tokens``).
+
+    ``reported`` is False when the provider sent no usable usage and the counts are
+    fairjudge's conservative estimate (prompt bytes as tokens plus the full output budget).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    reported: bool = True
 
     def as_dict(self) -> dict:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "reasoning_tokens": self.reasoning_tokens}
+                "reasoning_tokens": self.reasoning_tokens, "usage_reported": self.reported}
 
 
 @dataclass(frozen=True)
 class Completion:
-    """What a backend returns for one request (before parsing).
+    """What a backend returns for one request: raw material, not yet a verdict.
 
-    ``probabilities`` holds P(A), P(B) and P(tie) of the verdict token when the provider
-    returned log-probabilities (renormalised over the labels found), else ``None``.
-    ``outcome`` (an :class:`Outcome`) is set only by backends that decide directly.
+    The cache stores completions; parsers (:mod:`fairjudge.judges._parsers`) turn them into
+    verdicts, scores or objects afterwards, so a parser fix never needs a paid call.
+
+    Attributes
+    ----------
+    text : str
+        The completion text.
+    usage : Usage
+    latency : float
+        Seconds the provider took.
+    finish_reason : str or None
+        ``stop``, ``length``, ... as the provider reported it.
+    logprobs : list of dict or None
+        Per output token, the provider's log-probabilities as
+        ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}, ...]}``.
+    label_probabilities : dict or None
+        ``{"A": p, "B": p[, "tie": p]}`` in the shown order, from backends that score the
+        answer labels directly (the ``hf`` backend's next-token logits).
+    outcome : Outcome or None
+        Set only by backends that decide without text and are never cached (replay,
+        simulated): the verdict parser takes it as is.
     """
 
     text: str
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0
-    probabilities: dict | None = None
     finish_reason: str | None = None
+    logprobs: list | None = None
+    label_probabilities: dict | None = None
     outcome: object = None
-    """Set by backends that decide without text parsing (replay, hf, simulated)."""
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One answered request: the completion and how it was obtained.
+
+    Attributes
+    ----------
+    key : str
+        Cache key of the request.
+    completion : Completion
+    cached : bool
+        Served from the cache (nothing paid now).
+    retries : int
+        Failed attempts before the answer (0 for a cache hit).
+    """
+
+    key: str
+    completion: Completion
+    cached: bool = False
+    retries: int = 0
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A parsed judge call.
+    """A pairwise verdict parsed from a completion.
 
     Attributes
     ----------
@@ -119,13 +163,17 @@ class Verdict:
     raw : str
         The judge's text (kept even when invalid).
     probabilities : dict or None
+        P(A), P(B)[, P(tie)] of the verdict label when log-probabilities or label scores
+        were available.
     usage : Usage
     latency : float
-        Seconds spent waiting for the provider (0 for a cache hit).
+        Seconds spent waiting for the provider (as recorded when it was paid).
     cached : bool
     retries : int
     detail : str
         Why a verdict is invalid (empty output, unparseable text, ...), else ``""``.
+    parser : str
+        ``name@version`` of the parser that produced it.
     """
 
     key: str
@@ -137,3 +185,4 @@ class Verdict:
     cached: bool = False
     retries: int = 0
     detail: str = ""
+    parser: str = ""

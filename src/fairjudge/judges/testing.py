@@ -244,11 +244,16 @@ class _Reply:
 class _ScriptedJudge:
     """The deterministic judge behind both routes."""
 
-    def __init__(self, *, seed: int, first_slot_lean: float):
+    def __init__(self, *, seed: int, first_slot_lean: float, responder=None):
         self.seed = seed
         self.first_slot_lean = first_slot_lean
+        self.responder = responder
 
     def reply(self, prompt: str, key: str, temperature: float) -> _Reply:
+        if self.responder is not None:
+            scripted = self.responder(prompt)
+            if scripted is not None:
+                return _Reply(str(scripted), None, None, False)
         match_a, match_b = _ANSWER_A.search(prompt), _ANSWER_B.search(prompt)
         if match_a is None and match_b is None:
             return _Reply(self._generate(prompt), None, None, False)
@@ -347,6 +352,11 @@ class FakeProviderServer:
         Initial fault plan; no faults by default. Assign `faults` at any time to change it.
     port : int, optional
         Port to bind; 0 picks a free ephemeral port.
+    responder : callable, optional
+        A scripted LLM for requests that are not pairwise judgements: called with the
+        request's text (every message joined by newlines, system first); a string it returns
+        is the reply, ``None`` falls back to the built-in behaviour. Used to script the LLM
+        modules of structured-output pipelines.
 
     Attributes
     ----------
@@ -380,7 +390,7 @@ class FakeProviderServer:
     """
 
     def __init__(self, *, first_slot_lean: float = 0.1, seed: int = 0,
-                 faults: FaultPlan | None = None, port: int = 0):
+                 faults: FaultPlan | None = None, port: int = 0, responder=None):
         if isinstance(first_slot_lean, bool) or not isinstance(first_slot_lean, (int, float)) \
                 or not math.isfinite(first_slot_lean):
             raise ValueError(f"`first_slot_lean` must be a finite number; got {first_slot_lean!r}")
@@ -393,7 +403,10 @@ class FakeProviderServer:
         except ImportError as exc:
             raise ImportError(_MISSING_AIOHTTP) from exc
         self.faults = FaultPlan() if faults is None else faults
-        self._judge = _ScriptedJudge(seed=seed, first_slot_lean=float(first_slot_lean))
+        if responder is not None and not callable(responder):
+            raise ValueError("`responder` must be callable (prompt text -> reply or None)")
+        self._judge = _ScriptedJudge(seed=seed, first_slot_lean=float(first_slot_lean),
+                                     responder=responder)
         self._seed = seed
         self._requested_port = port
         self._lock = threading.Lock()

@@ -11,8 +11,9 @@ import pandas as pd
 
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend
-from fairjudge.judges._cache import VerdictCache
-from fairjudge.judges._parsing import parse_rubric_scores
+from fairjudge.judges._cache import CompletionCache
+from fairjudge.judges._parsing import (VERDICT_PARSER, VerdictParser, parse_rubric_scores,
+                                       parse_verdicts)
 from fairjudge.judges._prompts import load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import GenerationSettings, JudgeRequest
@@ -31,13 +32,13 @@ class JudgingResult:
     ----------
     calls : pandas.DataFrame
         One row per call actually shown to a judge: a fairjudge verdict table (``item_a``
-        shown first) plus ``id`` (the pair), ``strategy``, ``order``, ``temperature``,
+        shown first) with ``pair_id``, ``strategy``, ``order``, ``sample``, ``temperature``,
         ``template``, ``template_version``, ``outcome_detail`` (win, tie or invalid),
         ``cost`` (dollars, NaN without a price), tokens, latency, ``cached``,
-        ``p_a``/``p_b``/``p_tie`` when log-probabilities were available, ``raw`` and
-        ``detail``.
+        ``p_a``/``p_b``/``p_tie`` when log-probabilities were available, ``raw``, ``detail``
+        and ``parser`` (``name@version`` of the parser that read the completion).
     aggregate : pandas.DataFrame
-        One row per pair in the input's own a/b frame: ``id``, ``question_id``, ``item_a``,
+        One row per pair in the input's own a/b frame: ``pair_id``, ``question_id``, ``item_a``,
         ``item_b``, ``winner`` (empty for abstentions and invalid results),
         ``outcome_detail`` (win, tie, abstain or invalid), ``strategy``, ``judge``,
         ``n_calls``, ``cost``.
@@ -57,15 +58,18 @@ class JudgingResult:
 
 
 async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], *,
-                            cache: VerdictCache | None = None,
+                            cache: CompletionCache | None = None,
                             options: RunOptions = RunOptions(), seed: int = 0,
                             settings: GenerationSettings = GenerationSettings(),
                             templates: dict | None = None, template: str | None = None,
+                            samples: int = 1, parser: VerdictParser = VERDICT_PARSER,
                             report: RunReport | None = None) -> JudgingResult:
     """Asynchronous :func:`judge_pairs` (backends stay open)."""
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     if not backends:
         raise ValueError("at least one backend is needed")
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise ValueError(f"`samples` must be a positive integer; got {samples!r}")
     templates = templates or load_templates()
     prompt = templates[template or strategy.template]
     report = report if report is not None else RunReport()
@@ -77,7 +81,10 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
         reference = row.reference if row.reference else references.get(row.question)
         if strategy.needs_reference and not reference:
             continue  # the reference could not be generated; reported below
-        for call in strategy.calls(row.id, seed=seed, n_backends=len(backends)):
+        planned_calls = [replace(call, sample=sample)
+                         for call in strategy.calls(row.id, seed=seed, n_backends=len(backends))
+                         for sample in range(samples)]
+        for call in planned_calls:
             shown = (row.item_a, row.item_b, row.text_a, row.text_b)
             if call.order == "ba":
                 shown = (row.item_b, row.item_a, row.text_b, row.text_a)
@@ -90,22 +97,26 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
                 metadata={"pair_id": row.id, "item_a": shown[0], "item_b": shown[1],
                           "answer_a": shown[2], "answer_b": shown[3], "order": call.order})
             planned[call.backend].append((row, call, request))
-    verdict_lists = await asyncio.gather(*[
+    result_lists = await asyncio.gather(*[
         execute_requests(backend, [p[2] for p in plan], cache=cache, options=options,
                          report=report)
         for backend, plan in zip(backends, planned)])
     call_rows, by_pair, pair_cost = [], {}, {}
-    for backend, plan, verdicts in zip(backends, planned, verdict_lists):
+    for backend, plan, results in zip(backends, planned, result_lists):
         price = (options.prices or {}).get(backend.model)
+        verdicts = parse_verdicts(results, parser)
+        report.invalid += sum(1 for v in verdicts
+                              if v is not None and v.outcome is Outcome.INVALID)
         for (row, call, request), verdict in zip(plan, verdicts):
-            by_pair.setdefault(row.id, []).append((call, verdict, backend))
+            if call.sample == 0:  # further samples measure stability; they do not vote
+                by_pair.setdefault(row.id, []).append((call, verdict, backend))
             if verdict is None:
                 continue
             probs = verdict.probabilities or {}
             cost = price.cost(verdict.usage) if price else np.nan
             pair_cost[row.id] = pair_cost.get(row.id, 0.0) + cost
             call_rows.append({
-                "id": row.id, "question_id": row.question_id,
+                "pair_id": row.id, "question_id": row.question_id,
                 "item_a": request.metadata["item_a"], "item_b": request.metadata["item_b"],
                 "winner": _WINNER.get(verdict.outcome),
                 "outcome_detail": _DETAIL[verdict.outcome],
@@ -119,7 +130,7 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
                 "p_a": probs.get("A", np.nan), "p_b": probs.get("B", np.nan),
                 "p_tie": probs.get("tie", np.nan),
                 "scores": _scores_json(verdict.raw) if "rubric" in prompt.user.lower() else None,
-                "raw": verdict.raw, "detail": verdict.detail})
+                "raw": verdict.raw, "detail": verdict.detail, "parser": verdict.parser})
     aggregate_rows, incomplete = [], []
     for row in pairs.itertuples(index=False):
         results = by_pair.get(row.id, [])
@@ -128,7 +139,7 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
             continue
         outcome = strategy.aggregate([to_pair_frame(v.outcome, c.order) for c, v, _ in results])
         aggregate_rows.append({
-            "id": row.id, "question_id": row.question_id, "item_a": row.item_a,
+            "pair_id": row.id, "question_id": row.question_id, "item_a": row.item_a,
             "item_b": row.item_b, "winner": _WINNER.get(outcome),
             "outcome_detail": _DETAIL[outcome], "strategy": strategy.name,
             "judge": "+".join(dict.fromkeys(b.label for _, _, b in results)),
@@ -139,13 +150,13 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
     return JudgingResult(calls, aggregate, report, incomplete, reference_calls)
 
 
-_CALL_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
+_CALL_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
                  "strategy", "order", "temperature", "sample", "template", "template_version",
                  "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
-                 "p_tie", "scores", "raw", "detail"]
+                 "p_tie", "scores", "raw", "detail", "parser"]
 _REFERENCE_COLUMNS = ["question", "judge", "template", "template_version", "reference", "ok",
                       "detail", "input_tokens", "output_tokens", "cost", "cached"]
-_AGGREGATE_COLUMNS = ["id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
+_AGGREGATE_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
                       "strategy", "judge", "n_calls", "cost_multiplier", "cost"]
 
 
@@ -177,17 +188,24 @@ async def _references(pairs, strategy: Strategy, backend, templates, cache, opti
     requests = [JudgeRequest(messages=prompt.render(question=q), settings=gen_settings,
                              template=prompt.name, template_version=prompt.version,
                              kind="generate", metadata={"question": q}) for q in missing]
-    verdicts = await execute_requests(backend, requests, cache=cache, options=options,
-                                      report=report)
+    results = await execute_requests(backend, requests, cache=cache, options=options,
+                                     report=report)
     price = (options.prices or {}).get(backend.model)
-    rows = [{"question": q, "judge": backend.label, "template": prompt.name,
-             "template_version": prompt.version, "reference": v.raw,
-             "ok": v.outcome is Outcome.ABSTAIN, "detail": v.detail,
-             "input_tokens": v.usage.input_tokens, "output_tokens": v.usage.output_tokens,
-             "cost": price.cost(v.usage) if price else np.nan, "cached": v.cached}
-            for q, v in zip(missing, verdicts) if v is not None]
-    return ({q: v.raw for q, v in zip(missing, verdicts)
-             if v is not None and v.outcome is Outcome.ABSTAIN},
+    rows = []
+    for question, result in zip(missing, results):
+        if result is None:
+            continue
+        c = result.completion
+        ok = bool(c.text.strip())
+        detail = "" if ok else ("empty generation (the completion budget ran out)"
+                                if c.finish_reason == "length" else "empty generation")
+        rows.append({"question": question, "judge": backend.label, "template": prompt.name,
+                     "template_version": prompt.version, "reference": c.text, "ok": ok,
+                     "detail": detail, "input_tokens": c.usage.input_tokens,
+                     "output_tokens": c.usage.output_tokens,
+                     "cost": price.cost(c.usage) if price else np.nan,
+                     "cached": result.cached})
+    return ({r["question"]: r["reference"] for r in rows if r["ok"]},
             pd.DataFrame(rows, columns=_REFERENCE_COLUMNS))
 
 
@@ -204,7 +222,8 @@ def judge_pairs(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], **k
         position-bias-swap].
     backends : list of JudgeBackend
         The judge (several only for the cross-family ensemble S3).
-    cache : VerdictCache, optional
+    cache : CompletionCache, optional
+        Raw completions are cached; verdicts are parsed from them every time.
     options : RunOptions
     seed : int
         Fixes the presentation order of single-order strategies: the order is a hash of
@@ -214,6 +233,11 @@ def judge_pairs(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], **k
         From :func:`fairjudge.judges.load_templates` (user overrides).
     template : str, optional
         Use this template instead of the strategy's own.
+    samples : int
+        Repeats of every call (``sample`` 0, 1, ...; distinct cache entries, so repetition
+        stability is measurable at temperature > 0). Only sample 0 enters the aggregate.
+    parser : VerdictParser
+        Reads verdicts from the completions (cached or fresh alike).
 
     Returns
     -------
