@@ -1,0 +1,539 @@
+"""Active top-k ranking as an object with small verbs: ``propose``, ``update``, ``posterior``.
+
+:class:`ActiveTopK` holds the state of the budgeted loop of [bias-aware-active-topk §4,
+Algorithm 1]: the verdicts so far, the Laplace posterior of the (bias-aware) Bradley–Terry
+model, the top-k membership probabilities and the acquisition rule. A replay against a
+recorded matrix, the offline experiment and a live run against a judge backend are three
+drivers of this one object (:func:`run_active_topk`, :func:`run_topk_experiment`,
+:func:`run_live_topk`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from fairjudge._util._rng import as_generator, content_seed
+from fairjudge._util._threads import single_threaded_blas
+from fairjudge.active._scores import RULES, SCORED_RULES, pair_scores, round_robin_schedule
+from fairjudge.data._encode import Comparisons
+from fairjudge.data._schema import Outcome
+from fairjudge.models._bt import BTFit
+from fairjudge.models._dispatch import MODELS, fit_model
+from fairjudge.models._membership import topk_membership
+
+# Below this pool size every matrix is small enough that BLAS threads only add overhead.
+SMALL_PROBLEM = 400
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A judge the ranker may ask.
+
+    Attributes
+    ----------
+    name : str
+        The judge's name in verdict tables (it gets its own bias terms in the model).
+    cost : float
+        Cost of one call (dollars, or any unit shared by every judge); used by cost-aware
+        acquisition and by the drivers' money accounting.
+    """
+
+    name: str
+    cost: float = 1.0
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a judge needs a non-empty name; got {self.name!r}")
+        if not (np.isfinite(self.cost) and self.cost >= 0):
+            raise ValueError(f"the cost of judge {self.name!r} must be a non-negative number; "
+                             f"got {self.cost!r}")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A comparison to ask next, in the order to show it.
+
+    Attributes
+    ----------
+    first, second : int
+        Item indices: ``first`` is shown first.
+    judge : str
+        Which judge to ask.
+    score : float
+        Acquisition score of the pair (NaN for ``random`` and ``round-robin``).
+    fit_size : int
+        Verdicts behind the posterior that chose it.
+    """
+
+    first: int
+    second: int
+    judge: str
+    score: float = float("nan")
+    fit_size: int = 0
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        """The unordered pair ``(min, max)``."""
+        return (min(self.first, self.second), max(self.first, self.second))
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """The ranker's current belief.
+
+    Attributes
+    ----------
+    fit : BTFit or None
+        The last fit (None before any usable verdict).
+    membership : ndarray, shape (N,)
+        ``P(i in top-k)`` (``k / N`` for every item before any verdict).
+    topk : ndarray of int, shape (k,)
+        Point estimate of the top-k, best first (empty before any verdict).
+    n_verdicts : int
+        Usable verdicts behind the fit.
+    """
+
+    fit: BTFit | None
+    membership: np.ndarray
+    topk: np.ndarray
+    n_verdicts: int
+
+
+@dataclass
+class _History:
+    first: list = field(default_factory=list)
+    second: list = field(default_factory=list)
+    outcome: list = field(default_factory=list)
+    judge: list = field(default_factory=list)
+    score: list = field(default_factory=list)
+    fit_size: list = field(default_factory=list)
+
+
+class ActiveTopK:
+    """Incremental, bias-aware active top-k selection [bias-aware-active-topk Alg. 1].
+
+    ``propose(n)`` returns the next ``n`` comparisons (each unordered pair is scored by the
+    acquisition rule under the current posterior; ties are broken at random; the pair is
+    shown in an order drawn from a hash of a run seed, the pair and its repeat count, so the
+    same pair is shown in the same order whatever the rule). ``update(verdicts)`` records
+    verdicts of any judge, in any order shown, and refits the posterior (warm-started) once
+    ``refit_every`` new verdicts have arrived. ``posterior()`` returns the current fit with
+    top-k membership probabilities.
+
+    A batch (``n > 1``) holds no pair twice and, between refits, each pick updates the
+    posterior covariance by the Fisher information the pending comparison will bring
+    (Sherman–Morrison; the outcome is not needed), so the batch spreads over the pairs in
+    doubt instead of piling onto one. With ``n = 1`` the sequence of proposals is exactly
+    that of the paper's one-at-a-time loop.
+
+    Parameters
+    ----------
+    items : int or sequence of str
+        The number of items, or their ids.
+    k : int
+        Size of the wanted top set (``1 <= k < N``).
+    covariates : array_like, shape (N, d), optional
+        Item covariates for the bias-aware models.
+    covariate_names : sequence of str, optional
+    judges : sequence of str or JudgeSpec
+        The judges that may be asked (each gets its own bias terms); default one judge
+        called ``"judge"``. Verdicts of other judges may still be given to :meth:`update`.
+    rule : str
+        One of :data:`RULES`.
+    model : str
+        One of :data:`fairjudge.models.MODELS`. For ``"residualized"`` the naive posterior
+        chooses the pairs and the covariates are removed from the final scores only.
+    refit_every : int
+        ``r``: refit after this many new verdicts (paper: 8).
+    allow_repeats : bool
+        May a pair be asked more than once.
+    askable : ndarray of bool, shape (N, N), optional
+        ``askable[i, j]``: item ``i`` may be shown before item ``j`` (e.g. the orders
+        recorded in a replayed matrix). A pair with only one askable order is always shown
+        in that order. Default: every order of every pair.
+    n_samples : int
+        Posterior samples for membership.
+    prior_precision, bias_prior_precision : float
+        ``lambda`` and ``lambda_b``.
+    rng : seed or numpy.random.Generator
+        Seeds presentation orders, tie-breaking and membership sampling.
+    """
+
+    def __init__(self, items, *, k: int, covariates=None, covariate_names=None,
+                 judges: Sequence = ("judge",), rule: str = "topk",
+                 model: str = "bias-aware", refit_every: int = 8, allow_repeats: bool = False,
+                 askable=None, n_samples: int = 1500, prior_precision: float = 1.0,
+                 bias_prior_precision: float = 0.1, rng=None):
+        if isinstance(items, (int, np.integer)) and not isinstance(items, bool):
+            n_items, item_ids = int(items), tuple(str(i) for i in range(int(items)))
+        else:
+            item_ids = tuple(str(i) for i in items)
+            n_items = len(item_ids)
+            if len(set(item_ids)) != n_items:
+                raise ValueError("item ids must be unique")
+        _check_settings(n_items, k, rule, model, refit_every, n_samples, prior_precision,
+                        bias_prior_precision)
+        if covariates is not None:
+            shape = np.shape(covariates)
+            if len(shape) not in (1, 2) or shape[0] != n_items:
+                raise ValueError(f"`covariates` must have shape (n_items={n_items}, d); got "
+                                 f"{shape}")
+        self.item_ids = item_ids
+        self.n_items = n_items
+        self.k = int(k)
+        self.covariates = covariates
+        self.covariate_names = covariate_names
+        specs = [j if isinstance(j, JudgeSpec) else JudgeSpec(str(j)) for j in judges]
+        if not specs:
+            raise ValueError("`judges` needs at least one judge")
+        if len({j.name for j in specs}) != len(specs):
+            raise ValueError("judge names must be unique")
+        self.judges = {j.name: j for j in specs}
+        self.rule = rule
+        self.model = model
+        self.refit_every = int(refit_every)
+        self.allow_repeats = bool(allow_repeats)
+        self.n_samples = int(n_samples)
+        self.prior_precision = float(prior_precision)
+        self.bias_prior_precision = float(bias_prior_precision)
+        self.rng = as_generator(rng)
+        # Presentation orders come from a hash of (run seed, pair, repeat), drawn before
+        # anything else: the same pair is shown in the same order whatever the rule.
+        self._order_seed = int(self.rng.integers(2**62))
+        if askable is None:
+            askable = ~np.eye(n_items, dtype=bool)
+        askable = np.asarray(askable, dtype=bool)
+        if askable.shape != (n_items, n_items):
+            raise ValueError(f"`askable` must have shape ({n_items}, {n_items}); got "
+                             f"{askable.shape}")
+        self._askable = askable.copy()
+        np.fill_diagonal(self._askable, False)
+        available = self._askable | self._askable.T
+        self._available = np.triu(available)
+        self._unqueried = self._available.copy()
+        self._pending = np.zeros_like(self._available)
+        self._times_shown: dict[tuple, int] = {}
+        self._schedule = (round_robin_schedule(n_items, self.rng) if rule == "round-robin"
+                          else None)
+        self._schedule_pos = 0
+        self._acquisition_model = "naive" if model == "residualized" else model
+        self._history = _History()
+        self._acq_fit: BTFit | None = None
+        self._fit: BTFit | None = None
+        self._scores = np.zeros(n_items)
+        self._cov = np.eye(n_items) / self.prior_precision
+        self._membership = np.full(n_items, self.k / n_items)
+        self._fitted_upto = -1
+        self._judge_order: list[str] = list(self.judges)
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def n_verdicts(self) -> int:
+        """Verdicts recorded so far (abstentions and invalid outputs included)."""
+        return len(self._history.outcome)
+
+    @property
+    def exhausted(self) -> bool:
+        """No pair is left to propose."""
+        candidates = self._available if self.allow_repeats else (self._unqueried
+                                                                 & ~self._pending)
+        return not candidates.any()
+
+    @property
+    def outcomes(self) -> tuple:
+        """The recorded outcomes, in order."""
+        return tuple(self._history.outcome)
+
+    def shown(self) -> np.ndarray:
+        """Each recorded comparison as shown, ``[first, second]`` item indices; (B, 2)."""
+        h = self._history
+        return np.column_stack([np.asarray(h.first, dtype=np.int64),
+                                np.asarray(h.second, dtype=np.int64)]).reshape(-1, 2)
+
+    @property
+    def current_fit(self) -> BTFit | None:
+        """The last fit, without refitting (see :meth:`posterior`)."""
+        return self._fit
+
+    @property
+    def posterior_is_fresh(self) -> bool:
+        """Whether the last fit includes every recorded verdict."""
+        return self._fitted_upto == self.n_verdicts
+
+    def history(self) -> pd.DataFrame:
+        """Every recorded verdict: step, item_a (shown first), item_b, winner (``a``, ``b``,
+        ``tie``, or empty), outcome_detail, judge, acquisition_score, fit_size."""
+        h = self._history
+        ids = np.asarray(self.item_ids, dtype=object)
+        outcomes = [Outcome(o) for o in h.outcome]
+        return pd.DataFrame({
+            "step": np.arange(1, len(outcomes) + 1),
+            "item_a": ids[np.asarray(h.first, dtype=np.int64)],
+            "item_b": ids[np.asarray(h.second, dtype=np.int64)],
+            "winner": [o.value if np.isfinite(o.first_score) else None for o in outcomes],
+            "outcome_detail": [_DETAIL[o] for o in outcomes],
+            "judge": list(h.judge),
+            "acquisition_score": np.asarray(h.score, dtype=float),
+            "fit_size": np.asarray(h.fit_size, dtype=np.int64),
+        })
+
+    def comparisons(self) -> Comparisons:
+        """The usable verdicts so far as :class:`Comparisons` (one judge index per name)."""
+        h = self._history
+        codes = {name: i for i, name in enumerate(self._judge_order)}
+        return Comparisons.from_outcomes(h.first, h.second, h.outcome, item_ids=self.item_ids,
+                                         judge=[codes[j] for j in h.judge],
+                                         judges=tuple(self._judge_order))
+
+    # -- verbs ---------------------------------------------------------------------------
+    def propose(self, n: int = 1, *, judge: str | None = None) -> list[Proposal]:
+        """The next ``n`` comparisons to ask, in the order to show them.
+
+        Proposed pairs stay *pending* until :meth:`update` records their verdicts; pending
+        pairs are not proposed again (unless repeats are allowed). Fewer than ``n`` come
+        back when the available pairs run out.
+
+        Parameters
+        ----------
+        n : int
+            Batch size (a live run asks a whole batch concurrently).
+        judge : str, optional
+            The judge to ask (default: the first judge given at construction).
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"`n` must be a positive integer; got {n!r}")
+        judge = self._judge_order[0] if judge is None else judge
+        if judge not in self.judges:
+            raise ValueError(f"unknown judge {judge!r}; the ranker asks "
+                             f"{', '.join(self.judges)}")
+        with _blas_for(self.n_items):
+            return self._propose(int(n), judge)
+
+    def _propose(self, n: int, judge: str) -> list[Proposal]:
+        proposals = []
+        cov = self._cov
+        for _ in range(n):
+            candidates = self._available if self.allow_repeats else (self._unqueried
+                                                                     & ~self._pending)
+            if not candidates.any():
+                break
+            score = np.nan
+            if self.rule == "random":
+                options = np.argwhere(candidates)
+                i, j = options[self.rng.integers(len(options))]
+            elif self.rule == "round-robin":
+                while True:
+                    if self._schedule_pos >= len(self._schedule):
+                        self._schedule_pos = 0  # another round robin (only with repeats)
+                    i, j = self._schedule[self._schedule_pos]
+                    self._schedule_pos += 1
+                    if candidates[i, j]:
+                        break
+            else:
+                s = pair_scores(self.rule, self._scores, cov, self._membership)
+                s = np.where(candidates, s, -np.inf)
+                best = s.max()
+                options = np.argwhere(s >= best - 1e-12 * max(abs(best), 1e-300))
+                i, j = options[self.rng.integers(len(options))]
+                score = float(best)
+            i, j = int(i), int(j)
+            repeat = self._times_shown.get((i, j), 0)
+            self._times_shown[(i, j)] = repeat + 1
+            first, second = ((i, j) if content_seed(self._order_seed, i, j, repeat) % 2 == 0
+                             else (j, i))
+            if not self._askable[first, second]:
+                first, second = second, first
+            self._pending[i, j] = True
+            proposals.append(Proposal(first, second, judge, score, self._fit_size()))
+            if n > 1 and self.rule in SCORED_RULES:
+                # The pending comparison's Fisher information narrows the posterior for
+                # the rest of the batch (a copy: the real update comes with the verdict).
+                cov = _rank_one_update(cov, self._scores, i, j)
+        return proposals
+
+    def update(self, verdicts) -> None:
+        """Record verdicts and refit when ``refit_every`` new ones have arrived.
+
+        Parameters
+        ----------
+        verdicts : pandas.DataFrame or iterable
+            A verdict table with item ids (``item_a`` shown first, ``item_b``, ``winner``
+            and optionally ``judge``; rows without a winner count as invalid), or an
+            iterable of ``(first, second, outcome)`` / ``(first, second, outcome, judge)``
+            tuples of item indices and :class:`Outcome` values (or ``"a"``, ``"b"``,
+            ``"tie"``, ``"invalid"``, ``"abstain"``), or :class:`Proposal`-outcome pairs
+            ``(proposal, outcome)``.
+
+        Abstentions and invalid outputs are recorded (they spent a call) but carry no
+        information. A judge not seen before gets its own bias terms from the next refit.
+        """
+        with _blas_for(self.n_items):
+            due = False
+            for first, second, outcome, judge, score, fit_size in self._observations(verdicts):
+                self._record(first, second, outcome, judge, score, fit_size)
+                due |= self.n_verdicts % self.refit_every == 0
+            if due:  # one refit per update, however many multiples of r a batch crossed
+                self._refit()
+
+    def posterior(self) -> Posterior:
+        """The current fit with membership, refitted first if verdicts arrived since."""
+        with _blas_for(self.n_items):
+            if self._fitted_upto != self.n_verdicts:
+                self._refit()
+            fit = self._fit
+            if fit is None:
+                return Posterior(None, self._membership.copy(), np.zeros(0, np.int64), 0)
+            membership = (self._membership if self.model == self._acquisition_model else
+                          fit.topk_membership(self.k, n_samples=self.n_samples, rng=self.rng))
+            return Posterior(fit, membership.copy(), fit.topk(self.k),
+                             int(round(fit.n_comparisons)))
+
+    def fit_now(self) -> BTFit | None:
+        """A fit of the model on exactly the verdicts so far that leaves the acquisition
+        state (posterior that picks pairs, random stream) untouched; for evaluating a run at
+        a checkpoint without changing its path."""
+        if self._fitted_upto == self.n_verdicts:
+            return self._fit
+        data = self.comparisons()
+        if len(data) == 0:
+            return None
+        with _blas_for(self.n_items):
+            return fit_model(self.model, data, self.covariates,
+                             covariate_names=self.covariate_names,
+                             prior_precision=self.prior_precision,
+                             bias_prior_precision=self.bias_prior_precision,
+                             init=None if self._fit is None or self.model !=
+                             self._acquisition_model else self._fit.params, check_graph=False)
+
+    # -- internals -----------------------------------------------------------------------
+    def _fit_size(self) -> int:
+        return 0 if self._acq_fit is None else int(round(self._acq_fit.n_comparisons))
+
+    def _observations(self, verdicts):
+        if isinstance(verdicts, pd.DataFrame):
+            index = {item: i for i, item in enumerate(self.item_ids)}
+            judges = (verdicts["judge"].astype(str) if "judge" in verdicts.columns
+                      else pd.Series(self._judge_order[0], index=verdicts.index))
+            for a, b, w, j in zip(verdicts["item_a"].astype(str), verdicts["item_b"].astype(str),
+                                  verdicts["winner"], judges):
+                if a not in index or b not in index:
+                    raise ValueError(f"verdict names unknown item {a if a not in index else b!r}")
+                outcome = Outcome(str(w).lower()) if isinstance(w, str) and w else Outcome.INVALID
+                yield index[a], index[b], outcome, j, np.nan, self._fit_size()
+            return
+        for entry in verdicts:
+            if len(entry) == 2 and isinstance(entry[0], Proposal):
+                p, outcome = entry
+                yield p.first, p.second, _as_outcome(outcome), p.judge, p.score, p.fit_size
+            elif len(entry) in (3, 4):
+                first, second, outcome = entry[:3]
+                judge = entry[3] if len(entry) == 4 else self._judge_order[0]
+                yield int(first), int(second), _as_outcome(outcome), str(judge), np.nan, \
+                    self._fit_size()
+            else:
+                raise ValueError("each verdict must be (first, second, outcome[, judge]) or "
+                                 f"(proposal, outcome); got {entry!r}")
+
+    def _record(self, first, second, outcome: Outcome, judge: str, score, fit_size) -> None:
+        if not (0 <= first < self.n_items and 0 <= second < self.n_items) or first == second:
+            raise ValueError(f"a verdict must compare two different items among the "
+                             f"{self.n_items}; got ({first}, {second})")
+        if judge not in self._judge_order:
+            self._judge_order.append(judge)
+        h = self._history
+        h.first.append(int(first))
+        h.second.append(int(second))
+        h.outcome.append(outcome)
+        h.judge.append(judge)
+        h.score.append(score)
+        h.fit_size.append(fit_size)
+        i, j = min(first, second), max(first, second)
+        self._unqueried[i, j] = False
+        self._pending[i, j] = False
+        if (self.allow_repeats and self.rule in SCORED_RULES
+                and np.isfinite(outcome.first_score)):
+            self._cov = _rank_one_update(self._cov, self._scores, i, j)
+
+    def _refit(self) -> None:
+        self._fitted_upto = self.n_verdicts
+        data = self.comparisons()
+        if len(data) == 0:
+            return
+        common = dict(covariate_names=self.covariate_names,
+                      prior_precision=self.prior_precision, check_graph=False)
+        self._acq_fit = fit_model(
+            self._acquisition_model, data, self.covariates,
+            bias_prior_precision=self.bias_prior_precision,
+            init=None if self._acq_fit is None else self._acq_fit.params, **common)
+        self._scores, self._cov = self._acq_fit.scores, self._acq_fit.covariance.copy()
+        self._membership = topk_membership(self._scores, self._cov, self.k,
+                                           n_samples=self.n_samples, rng=self.rng)
+        self._fit = (self._acq_fit if self.model == self._acquisition_model else
+                     fit_model(self.model, data, self.covariates, **common))
+
+
+_DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.ABSTAIN: "abstain",
+           Outcome.INVALID: "invalid"}
+
+
+def _as_outcome(value) -> Outcome:
+    if isinstance(value, Outcome):
+        return value
+    try:
+        return Outcome(str(value).lower())
+    except ValueError:
+        raise ValueError(f"an outcome must be one of a, b, tie, abstain, invalid; got "
+                         f"{value!r}") from None
+
+
+def _rank_one_update(cov: np.ndarray, scores: np.ndarray, i: int, j: int) -> np.ndarray:
+    """Sherman–Morrison: the posterior covariance after adding the Fisher information
+    ``p(1-p) u u'`` of one comparison of ``i`` and ``j`` (``u = e_i - e_j``)."""
+    n = cov.shape[0]
+    u = np.zeros(n)
+    u[i], u[j] = 1.0, -1.0
+    pij = 1.0 / (1.0 + np.exp(-(scores[i] - scores[j])))
+    su = cov @ u
+    w = pij * (1 - pij)
+    return cov - np.outer(su, su) * w / (1.0 + w * (u @ su))
+
+
+class _blas_for:
+    """One BLAS thread for small pools, where threads only add overhead."""
+
+    def __init__(self, n_items: int):
+        self._context = single_threaded_blas() if n_items <= SMALL_PROBLEM else None
+
+    def __enter__(self):
+        if self._context is not None:
+            self._context.__enter__()
+
+    def __exit__(self, *exc):
+        if self._context is not None:
+            return self._context.__exit__(*exc)
+        return False
+
+
+def _check_settings(n_items, k, rule, model, refit_every, n_samples, prior_precision,
+                    bias_prior_precision) -> None:
+    if rule not in RULES:
+        raise ValueError(f"`rule` must be one of {', '.join(RULES)}; got {rule!r}")
+    if model not in MODELS:
+        raise ValueError(f"`model` must be one of {', '.join(MODELS)}; got {model!r}")
+    if n_items < 2:
+        raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
+    if not (isinstance(k, (int, np.integer)) and 1 <= k < n_items):
+        raise ValueError(f"`k` must be an integer between 1 and n_items-1={n_items - 1}; got "
+                         f"{k!r}")
+    if not (isinstance(refit_every, (int, np.integer)) and refit_every >= 1):
+        raise ValueError(f"`refit_every` must be a positive integer; got {refit_every!r}")
+    if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 1):
+        raise ValueError(f"`n_samples` must be a positive integer; got {n_samples!r}")
+    for name, value in (("prior_precision", prior_precision),
+                        ("bias_prior_precision", bias_prior_precision)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"`{name}` must be positive; got {value!r}")
