@@ -59,7 +59,7 @@ def test_unknown_dataset_lists_the_registered_names():
 
 
 def test_registering_a_dataset_makes_it_loadable(monkeypatch):
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    monkeypatch.setattr(_registry._DATASETS, "_entries", dict(_registry._DATASETS._entries))
     empty = pd.DataFrame()
     calls = []
 
@@ -70,9 +70,9 @@ def test_registering_a_dataset_makes_it_loadable(monkeypatch):
     register_recorded(RecordedDataset("toy", "a toy dataset", load))
     assert load_recorded("toy", root="/nowhere", judges="J").name == "toy"
     assert calls == [("/nowhere", {"judges": "J"})]
-    with pytest.raises(ValueError, match="'toy' is already registered"):
+    with pytest.raises(ValueError, match="a recorded dataset named 'toy' is already registered"):
         register_recorded(RecordedDataset("toy", "again", load))
-    with pytest.raises(TypeError, match="must be a RecordedDataset"):
+    with pytest.raises(TypeError, match="registered as a RecordedDataset; got str"):
         register_recorded("toy")
 
 

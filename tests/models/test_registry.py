@@ -30,7 +30,7 @@ def simulated():
 @pytest.fixture
 def registry(monkeypatch):
     """A scratch copy of the registry, so that a test's registrations do not leak."""
-    monkeypatch.setattr(_registry, "_REGISTRY", dict(_registry._REGISTRY))
+    monkeypatch.setattr(_registry._MODELS, "_entries", dict(_registry._MODELS._entries))
 
 
 def test_built_in_models_are_registered_in_order():
@@ -121,7 +121,7 @@ def test_registering_a_model_makes_it_fittable_by_name(simulated, registry):
 def test_registration_errors(registry):
     with pytest.raises(ValueError, match="a model named 'naive' is already registered"):
         register_model(ModelSpec("naive", "again", bt_pairwise))
-    with pytest.raises(TypeError, match="`spec` must be a ModelSpec"):
+    with pytest.raises(TypeError, match="a model is registered as a ModelSpec; got str"):
         register_model("naive")
     with pytest.raises(ValueError, match=r"`covariates` must be one of ignored, optional, "
                                          r"required; got 'yes'"):

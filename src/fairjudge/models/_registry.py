@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from fairjudge._util._registry import Registry
+
 if TYPE_CHECKING:
     from fairjudge.models._bt import BTFit
 
@@ -56,7 +58,7 @@ class ModelSpec:
             raise TypeError(f"`fit` must be callable; got {type(self.fit).__name__}")
 
 
-_REGISTRY: dict[str, ModelSpec] = {}
+_MODELS: Registry[ModelSpec] = Registry("model", "model", ModelSpec)
 
 
 def register_model(spec: ModelSpec) -> ModelSpec:
@@ -64,6 +66,8 @@ def register_model(spec: ModelSpec) -> ModelSpec:
 
     Raises
     ------
+    TypeError
+        If ``spec`` is not a :class:`ModelSpec`.
     ValueError
         If a model of that name is already registered.
 
@@ -77,17 +81,12 @@ def register_model(spec: ModelSpec) -> ModelSpec:
     >>> spec = ModelSpec("naive-strong", "naive Bradley–Terry, 10x prior precision", strong)
     >>> register_model(spec)  # doctest: +SKIP
     """
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"`spec` must be a ModelSpec; got {type(spec).__name__}")
-    if spec.name in _REGISTRY:
-        raise ValueError(f"a model named {spec.name!r} is already registered")
-    _REGISTRY[spec.name] = spec
-    return spec
+    return _MODELS.register(spec)
 
 
 def model_names() -> tuple[str, ...]:
     """Names of every registered model, in registration order (the built-ins first)."""
-    return tuple(_REGISTRY)
+    return _MODELS.names()
 
 
 def model_spec(name: str) -> ModelSpec:
@@ -98,7 +97,4 @@ def model_spec(name: str) -> ModelSpec:
     ValueError
         ``"`model` must be one of naive, bias-aware, ...; got 'x'"``.
     """
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"`model` must be one of {', '.join(_REGISTRY)}; got {name!r}") from None
+    return _MODELS.get(name)

@@ -184,15 +184,13 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def first_record(path: Path) -> dict:
     """The first JSON line of a file, to learn a run's judge before reading it in full."""
-    with _open_text(require(path)) as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise FairjudgeInputError(
-                        f"{path.name} line {number}: not valid JSON ({err.msg})") from None
-    raise FairjudgeInputError(f"{path.name}: file is empty (no JSON records)")
+    records = iter_jsonl(require(path))
+    try:
+        return next(records)[1]
+    except StopIteration:
+        raise FairjudgeInputError(f"{path.name}: file is empty (no JSON records)") from None
+    finally:
+        records.close()
 
 
 def name_filter(names, what: str) -> tuple[str, ...] | None:

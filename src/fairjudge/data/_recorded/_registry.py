@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Callable
 
+from fairjudge._util._registry import Registry
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._recorded._common import RecordedBenchmark
 
@@ -31,22 +31,18 @@ class RecordedDataset:
     load: Callable[..., RecordedBenchmark]
 
 
-_REGISTRY: dict[str, RecordedDataset] = {}
+_DATASETS: Registry[RecordedDataset] = Registry("recorded dataset", "name", RecordedDataset,
+                                                error=FairjudgeInputError)
 
 #: Every registered recorded dataset, by name (a read-only, live view of the registry).
 #: AlpacaEval is not here: it publishes aggregate tables, not verdicts
 #: (:func:`~fairjudge.data.load_alpacaeval`).
-RECORDED_DATASETS = MappingProxyType(_REGISTRY)
+RECORDED_DATASETS = _DATASETS.view
 
 
 def register_recorded(dataset: RecordedDataset) -> RecordedDataset:
     """Add ``dataset`` to :data:`RECORDED_DATASETS`; a name can be registered once."""
-    if not isinstance(dataset, RecordedDataset):
-        raise TypeError(f"`dataset` must be a RecordedDataset; got {type(dataset).__name__}")
-    if dataset.name in _REGISTRY:
-        raise ValueError(f"a recorded dataset named {dataset.name!r} is already registered")
-    _REGISTRY[dataset.name] = dataset
-    return dataset
+    return _DATASETS.register(dataset)
 
 
 def recorded_dataset(name: str) -> RecordedDataset:
@@ -57,11 +53,7 @@ def recorded_dataset(name: str) -> RecordedDataset:
     FairjudgeInputError
         If no dataset has that name; the message lists the names there are.
     """
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise FairjudgeInputError(
-            f"`name` must be one of {', '.join(_REGISTRY)}; got {name!r}") from None
+    return _DATASETS.get(name)
 
 
 def load_recorded(name: str, *, root=None, **filters) -> RecordedBenchmark:
