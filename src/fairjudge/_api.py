@@ -15,9 +15,10 @@ from fairjudge.data._io import load_items, load_verdicts
 from fairjudge.data._schema import Outcome
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
 from fairjudge.models._bt import BTFit
-from fairjudge.models._dispatch import MODELS, fit_model
+from fairjudge.models._dispatch import fit_model
 from fairjudge.models._gate import trusted_anchor_gate
 from fairjudge.models._graph import comparison_components, describe_components
+from fairjudge.models._registry import model_spec
 
 
 BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
@@ -170,8 +171,7 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     FairjudgeInputError
         For unreadable or invalid tables (naming file, line and field).
     """
-    if model not in MODELS:
-        raise ValueError(f"`model` must be one of {', '.join(MODELS)}; got {model!r}")
+    spec = model_spec(model)  # an unknown name raises, listing the registered models
     verdicts = load_verdicts(verdicts)
     items = None if items is None else load_items(items, covariates)
     comparisons = encode_verdicts(verdicts, items)
@@ -179,8 +179,8 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         raise ValueError(f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
                          f"got {k!r}")
     x, names = _covariate_matrix(items, covariates)
-    if model == "residualized" and x is None:
-        raise FairjudgeInputError("the residualized model needs an item table with covariates")
+    if spec.covariates == "required" and x is None:
+        raise FairjudgeInputError(f"the {model} model needs an item table with covariates")
     components = comparison_components(comparisons)
     diagnostics = {
         "n_verdicts": int(len(verdicts)),

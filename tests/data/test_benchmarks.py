@@ -1,4 +1,4 @@
-"""Recorded-dataset loaders (fairjudge.data._benchmarks).
+"""Recorded-dataset loaders (fairjudge.data._recorded).
 
 Two kinds of test:
 
@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 
 from fairjudge.data import FairjudgeInputError, validate_verdicts
-from fairjudge.data import _benchmarks
-from fairjudge.data._benchmarks import (PRD_MODELS, RecordedBenchmark, load_alpacaeval,
-                                        load_judgebench, load_llmbar, load_prd, llmbar_subsets,
-                                        shared_data_dir)
+from fairjudge.data._recorded import (PRD_MODELS, VERDICT_COLUMNS, RecordedBenchmark,
+                                      load_alpacaeval, load_judgebench, load_llmbar, load_prd,
+                                      llmbar_subsets, shared_data_dir)
+from fairjudge.data._recorded import _common
 from fairjudge.data._features import FEATURE_COLUMNS
 
 _SKIP_WITHOUT_DATA = pytest.mark.skipif(shared_data_dir() is None,
@@ -129,9 +129,11 @@ def _check_tables(bench: RecordedBenchmark) -> None:
     assert list(pairs.columns) == ["id", "question_id", "item_a", "item_b"]
     assert pairs["id"].is_unique
     assert pairs["item_a"].isin(items.index).all() and pairs["item_b"].isin(items.index).all()
-    assert list(verdicts.columns) == list(_benchmarks.VERDICT_COLUMNS)
+    assert list(verdicts.columns) == list(VERDICT_COLUMNS)
     for column in ("item_a", "item_b", "judge", "question_id", "pair_id", "order", "winner"):
         assert isinstance(verdicts[column].dtype, pd.StringDtype), column
+    # One recorded call per shown pair: sample 0, an integer as in every verdict table.
+    assert pd.api.types.is_integer_dtype(verdicts["sample"]) and (verdicts["sample"] == 0).all()
 
     # Every verdict names known items, belongs to a known pair and shows its two items in the
     # order it claims.
@@ -624,7 +626,7 @@ def test_shared_data_dir_resolution(tmp_path, monkeypatch):
     monkeypatch.chdir(work)
     assert shared_data_dir() == (tmp_path / "shared" / "data").resolve()
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(_benchmarks, "_repo_root", lambda: None)
+    monkeypatch.setattr(_common, "_repo_root", lambda: None)
     assert shared_data_dir() is None
     with pytest.raises(FileNotFoundError, match=r"the recorded datasets live in \.\./shared/data"):
         load_prd()

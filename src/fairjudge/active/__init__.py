@@ -5,6 +5,7 @@ from fairjudge.active._experiment import (FULL_DATA_MODELS, TopkExperimentConfig
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk, topk_recall
 from fairjudge.active._scores import (RULE_DESCRIPTIONS, RULES, SCORED_RULES, binary_entropy,
                                       pair_scores, round_robin_schedule)
+from fairjudge.active._summary import TopkSummary, summarize_topk_results
 
 __all__ = [
     "FULL_DATA_MODELS",
@@ -13,6 +14,7 @@ __all__ = [
     "SCORED_RULES",
     "ActiveResult",
     "TopkExperimentConfig",
+    "TopkSummary",
     "MatrixOracle",
     "binary_entropy",
     "make_oracle",
@@ -20,5 +22,6 @@ __all__ = [
     "round_robin_schedule",
     "run_active_topk",
     "run_topk_experiment",
+    "summarize_topk_results",
     "topk_recall",
 ]

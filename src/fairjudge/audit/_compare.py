@@ -204,7 +204,7 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
     if tested.any():
         table.loc[tested, "p_holm"] = holm_bonferroni(table.loc[tested, "mcnemar_p"].to_numpy())
     mixed, mixed_error = _mixed_effects(correct, names, clusters)
-    pareto = _pareto(table)
+    pareto = pareto_front(table)
     recommendation = _recommend(table, correct, names)
     return Comparison(names, table, mixed, pareto, recommendation, n, mixed_error, level)
 
@@ -234,8 +234,12 @@ def _mixed_effects(correct, names, clusters):
     return fit.to_frame(), ""
 
 
-def _pareto(table: pd.DataFrame) -> list:
-    """Configurations no other beats on both cost (lower) and agreement (higher)."""
+def pareto_front(table: pd.DataFrame) -> list:
+    """Names of the rows no other row beats on both cost (lower) and agreement (higher).
+
+    ``table`` has columns ``name``, ``cost_per_eval`` and ``agreement``. Empty when any cost
+    is unknown (not finite): a front over partly unknown costs would mislead.
+    """
     if not np.isfinite(table["cost_per_eval"]).all():
         return []
     front = []

@@ -5,14 +5,14 @@ Tables users hand in (verdicts, items) are validated here; the models receive
 """
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.data._benchmarks import (RecordedBenchmark, llmbar_subsets, load_alpacaeval,
-                                        load_judgebench, load_llmbar, load_prd,
-                                        shared_data_dir)
 from fairjudge.data._encode import Comparisons, encode_verdicts
 from fairjudge.data._features import text_features
 from fairjudge.data._io import load_items, load_verdicts, read_table, write_table
 from fairjudge.data._pairs import PAIR_COLUMNS, load_pairs
 from fairjudge.data._pools import QUESTION_TEMPLATE, controlled_pool, pool_question, pool_topics
+from fairjudge.data._recorded import (RECORDED_DATASETS, RecordedBenchmark, llmbar_subsets,
+                                      load_alpacaeval, load_judgebench, load_llmbar, load_prd,
+                                      load_recorded, shared_data_dir)
 from fairjudge.data._schema import (TIE_SCORE, WINNER_VALUES, Outcome, check_verdict_items,
                                     validate_items, validate_verdicts)
 from fairjudge.data._simulator import (SimulatedJudge, balanced_binary_covariate,
@@ -21,6 +21,7 @@ from fairjudge.data._simulator import (SimulatedJudge, balanced_binary_covariate
 __all__ = [
     "PAIR_COLUMNS",
     "QUESTION_TEMPLATE",
+    "RECORDED_DATASETS",
     "TIE_SCORE",
     "WINNER_VALUES",
     "Comparisons",
@@ -39,6 +40,7 @@ __all__ = [
     "load_llmbar",
     "load_pairs",
     "load_prd",
+    "load_recorded",
     "load_verdicts",
     "matrix_to_verdicts",
     "pool_question",

@@ -12,6 +12,7 @@ from fairjudge.models._dispatch import MODELS, fit_model
 from fairjudge.models._gate import AnchorGate, anchor_agreement, trusted_anchor_gate
 from fairjudge.models._graph import comparison_components
 from fairjudge.models._membership import topk_membership
+from fairjudge.models._registry import ModelSpec, model_names, model_spec, register_model
 
 __all__ = [
     "MODELS",
@@ -19,6 +20,7 @@ __all__ = [
     "AnchorGate",
     "BTFit",
     "BiasEstimate",
+    "ModelSpec",
     "anchor_agreement",
     "bias_aware_bt",
     "bt_pairwise",
@@ -26,6 +28,9 @@ __all__ = [
     "fit_model",
     "hierarchical_bias_aware_bt",
     "length_residualized_bt",
+    "model_names",
+    "model_spec",
+    "register_model",
     "swap_majority_bt",
     "swap_majority_comparisons",
     "topk_membership",

@@ -10,6 +10,7 @@ from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import TIE_SCORE
 from fairjudge.models._bt import (BiasEstimate, BTFit, _check_common, bt_pairwise,
                                   standardise_covariates)
+from fairjudge.models._registry import ModelSpec, register_model
 
 
 def swap_majority_comparisons(comparisons: Comparisons) -> Comparisons:
@@ -82,3 +83,11 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
         for m, name in enumerate(names))
     return replace(naive, model="residualized", scores=scores, covariance=covariance, bias=bias,
                    covariate_names=names, judges=comparisons.judges)
+
+
+register_model(ModelSpec(
+    "swap-majority", "majority over both presentation orders, then naive Bradley–Terry",
+    swap_majority_bt))
+register_model(ModelSpec(
+    "residualized", "naive Bradley–Terry, then the covariates' linear trend removed",
+    length_residualized_bt, covariates="required"))

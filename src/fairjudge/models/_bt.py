@@ -14,6 +14,7 @@ from fairjudge.data._encode import Comparisons
 from fairjudge.models._engine import PenalisedBT, aggregate_pairs
 from fairjudge.models._graph import warn_if_disconnected
 from fairjudge.models._membership import topk_membership
+from fairjudge.models._registry import ModelSpec, register_model
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval, normal_interval
 
@@ -437,3 +438,20 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
 
 def _replace_notes(fit: BTFit, notes: tuple) -> BTFit:
     return replace(fit, notes=fit.notes + notes)
+
+
+def _hierarchical_fit(comparisons: Comparisons, covariates=None, *,
+                      bias_prior_precision: float = 0.1, **kwargs) -> BTFit:
+    # The fixed bias prior is only the starting value of the empirical-Bayes iteration.
+    return hierarchical_bias_aware_bt(comparisons, covariates,
+                                      initial_bias_prior_precision=bias_prior_precision, **kwargs)
+
+
+register_model(ModelSpec("naive", "Bradley–Terry MAP on the verdicts as given", bt_pairwise,
+                         warm_start=True))
+register_model(ModelSpec(
+    "bias-aware", "Bradley–Terry with per-judge covariate and position bias terms",
+    bias_aware_bt, covariates="optional", position=True, bias_prior=True, warm_start=True))
+register_model(ModelSpec(
+    "hierarchical", "bias-aware Bradley–Terry, each judge's bias prior learned by empirical Bayes",
+    _hierarchical_fit, covariates="optional", position=True, bias_prior=True))

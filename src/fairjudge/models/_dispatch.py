@@ -1,43 +1,50 @@
-"""Fit any estimator by name (shared by the ranking API, the active loop and the CLI)."""
+"""Fit any registered estimator by name (shared by the ranking API, the active loop and the CLI).
+
+Each estimator module registers its estimators (:func:`register_model`); importing them here
+fills the registry before :data:`MODELS` is read.
+"""
 
 from __future__ import annotations
 
 from fairjudge.data._encode import Comparisons
-from fairjudge.models._baselines import length_residualized_bt, swap_majority_bt
-from fairjudge.models._bt import BTFit, bias_aware_bt, bt_pairwise, hierarchical_bias_aware_bt
+from fairjudge.models import _baselines, _bt  # noqa: F401  (they register the built-ins)
+from fairjudge.models._bt import BTFit
+from fairjudge.models._registry import model_names, model_spec
 
-MODELS = ("naive", "bias-aware", "hierarchical", "swap-majority", "residualized")
+#: Names of the built-in estimators. Models registered later are fittable by name too;
+#: :func:`~fairjudge.models.model_names` lists them all.
+MODELS = model_names()
 
 
 def fit_model(model: str, comparisons: Comparisons, covariates=None, *, covariate_names=None,
               prior_precision: float = 1.0, bias_prior_precision: float = 0.1,
               position: bool = True, init=None, check_graph: bool = True) -> BTFit:
-    """Fit the estimator called ``model`` (one of ``MODELS``).
+    """Fit the registered estimator called ``model`` (one of :func:`model_names`).
 
-    ``"naive"`` is :func:`bt_pairwise`; ``"bias-aware"`` :func:`bias_aware_bt`;
+    Built in: ``"naive"`` is :func:`bt_pairwise`; ``"bias-aware"`` :func:`bias_aware_bt`;
     ``"hierarchical"`` :func:`hierarchical_bias_aware_bt`; ``"swap-majority"``
-    :func:`swap_majority_bt`; ``"residualized"`` :func:`length_residualized_bt`. Estimators
-    that ignore covariates or warm starts ignore those arguments.
+    :func:`swap_majority_bt`; ``"residualized"`` :func:`length_residualized_bt`. Each
+    estimator receives only the arguments its :class:`ModelSpec` says it accepts; the others
+    are ignored.
+
+    Raises
+    ------
+    ValueError
+        On an unknown model (listing the registered ones), or ``covariates=None`` for a model
+        that requires covariates.
     """
-    if model == "naive":
-        return bt_pairwise(comparisons, prior_precision=prior_precision, init=init,
-                           check_graph=check_graph)
-    if model == "bias-aware":
-        return bias_aware_bt(comparisons, covariates, covariate_names=covariate_names,
-                             position=position, prior_precision=prior_precision,
-                             bias_prior_precision=bias_prior_precision, init=init,
-                             check_graph=check_graph)
-    if model == "hierarchical":
-        return hierarchical_bias_aware_bt(comparisons, covariates, covariate_names=covariate_names,
-                                          position=position, prior_precision=prior_precision,
-                                          initial_bias_prior_precision=bias_prior_precision,
-                                          check_graph=check_graph)
-    if model == "swap-majority":
-        return swap_majority_bt(comparisons, prior_precision=prior_precision,
-                                check_graph=check_graph)
-    if model == "residualized":
-        if covariates is None:
-            raise ValueError("the residualized model needs covariates")
-        return length_residualized_bt(comparisons, covariates, covariate_names=covariate_names,
-                                      prior_precision=prior_precision, check_graph=check_graph)
-    raise ValueError(f"`model` must be one of {', '.join(MODELS)}; got {model!r}")
+    spec = model_spec(model)
+    args = (comparisons,)
+    kwargs = {"prior_precision": prior_precision, "check_graph": check_graph}
+    if spec.covariates != "ignored":
+        if covariates is None and spec.covariates == "required":
+            raise ValueError(f"the {spec.name} model needs covariates")
+        args += (covariates,)
+        kwargs["covariate_names"] = covariate_names
+    if spec.position:
+        kwargs["position"] = position
+    if spec.bias_prior:
+        kwargs["bias_prior_precision"] = bias_prior_precision
+    if spec.warm_start:
+        kwargs["init"] = init
+    return spec.fit(*args, **kwargs)

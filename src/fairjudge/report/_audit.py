@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fairjudge.audit._compare import pareto_front
 from fairjudge.report._html import (bias_heatmap, consistency_gap_plot, html_document,
                                     pareto_plot)
 from fairjudge.report._tables import format_p
@@ -146,13 +147,8 @@ def audit_html(audits: dict, *, probe_scores: pd.DataFrame | None = None,
     if len(accuracy):
         sections.append(("Accuracy by judge", accuracy.set_index("name")))
         if np.isfinite(accuracy["cost_per_eval"]).all():
-            front = [r.name for r in accuracy.itertuples() if not (
-                (accuracy["cost_per_eval"] <= r.cost_per_eval)
-                & (accuracy["agreement"] >= r.agreement)
-                & ((accuracy["cost_per_eval"] < r.cost_per_eval)
-                   | (accuracy["agreement"] > r.agreement))).any()]
             sections.append(("Accuracy vs cost (Pareto front in bold)",
-                             pareto_plot(accuracy, front)))
+                             pareto_plot(accuracy, pareto_front(accuracy))))
     if probe_scores is not None and len(probe_scores):
         sections.append(("Controlled probes", probe_scores))
     return html_document(title, sections)

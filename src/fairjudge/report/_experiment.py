@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,41 +11,45 @@ import pandas as pd
 
 from fairjudge.report._plots import (plot_estimates_vs_truth, plot_recall_vs_budget,
                                      plot_spend_by_distance)
-from fairjudge.report._tables import (ablation_2x2, bias_estimates, format_tests,
-                                      full_data_table, full_data_tests, paired_rule_tests,
-                                      recall_by_budget, render, score_ablation,
-                                      spend_by_distance)
+from fairjudge.report._tables import (format_ablation_2x2, format_bias_estimates,
+                                      format_full_data_table, format_full_data_tests,
+                                      format_recall_table, format_score_ablation, format_spend,
+                                      format_tests, render)
 
-BASELINE_RULES = ("global", "round-robin", "random")
+#: Acquisition-score variants of the score ablation (Fig. 5), in report order.
+SCORE_ABLATION_RULES = ("topk", "global", "topk-no-variance", "topk-no-informativeness",
+                        "entropy", "random")
 
 
-def summarize_topk_experiment(results: dict, config) -> dict[str, pd.DataFrame]:
-    """All summary tables of the protocol, keyed by a short name."""
-    budget, full, spend = results["budget"], results["full"], results["spend"]
+def format_topk_summary(summary) -> dict[str, pd.DataFrame]:
+    """All summary tables of the protocol, formatted, keyed by a short name.
+
+    Parameters
+    ----------
+    summary : fairjudge.active.TopkSummary
+        The numbers, from :func:`fairjudge.active.summarize_topk_results`.
+    """
+    config = summary.config
     tables = {}
     for model in config.models:
-        tables[f"recall_{model}"] = recall_by_budget(budget, model, list(config.rules))
-    baselines = [r for r in config.rules if r != "topk"]
-    tests = pd.concat([paired_rule_tests(budget, model, "topk", baselines)
-                       for model in config.models], ignore_index=True)
-    tables["tests_raw"] = tests
+        tables[f"recall_{model}"] = format_recall_table(summary.recall, model,
+                                                        list(config.rules))
+    tests = summary.rule_tests
     for model in config.models:
         sub = tests[tests["model"] == model] if len(tests) else tests
         if len(sub):
             tables[f"tests_{model}"] = format_tests(sub)
-    tables["full_data"] = full_data_table(full)
-    tables["full_data_tests"] = pd.concat(
-        [full_data_tests(full, reference="bias-aware", baseline=b)
-         for b in ("naive", "swap-majority", "residualized", "hierarchical")], ignore_index=True)
-    tables["bias_estimates"] = bias_estimates(full)
+    tables["full_data"] = format_full_data_table(summary.full_data)
+    tables["full_data_tests"] = format_full_data_tests(summary.full_data_tests)
+    tables["bias_estimates"] = format_bias_estimates(summary.bias_estimates)
     if {"naive", "bias-aware"} <= set(config.models) and {"round-robin", "topk"} <= set(
             config.rules):
-        tables["ablation_2x2"] = ablation_2x2(budget, config.ablation_budget)
-    score_rules = [r for r in ("topk", "global", "topk-no-variance", "topk-no-informativeness",
-                               "entropy", "random")
+        tables["ablation_2x2"] = format_ablation_2x2(summary.recall, config.ablation_budget)
+    score_rules = [r for r in SCORE_ABLATION_RULES
                    if r in set(config.rules) | set(config.ablation_rules)]
-    tables["score_ablation"] = score_ablation(budget, config.ablation_budget, score_rules)
-    tables["spend"] = spend_by_distance(spend)
+    tables["score_ablation"] = format_score_ablation(summary.recall, config.ablation_budget,
+                                                     score_rules)
+    tables["spend"] = format_spend(summary.spend)
     return tables
 
 
@@ -84,11 +89,35 @@ def _finite(value):
     return value
 
 
-def write_topk_report(results: dict, config, out_dir) -> tuple[str, list[Path]]:
+def write_topk_report(results: dict, config, out_dir, *,
+                      summary=None) -> tuple[str, list[Path]]:
     """Write CSV/JSON data, the text report and the PNG figures into ``out_dir``.
 
-    Returns the rendered text and the list of files written.
+    Parameters
+    ----------
+    results : dict of pandas.DataFrame
+        The run tables of :func:`fairjudge.active.run_topk_experiment`, written as CSV.
+    config : TopkExperimentConfig
+        The settings of the run (the spend budget labels Fig. 4).
+    out_dir : path
+    summary : fairjudge.active.TopkSummary
+        The numbers to report, from :func:`fairjudge.active.summarize_topk_results`.
+        Omitting it is deprecated: it is then computed here from ``results``.
+
+    Returns
+    -------
+    text : str
+        The rendered text report (also written to ``summary.txt``).
+    written : list of pathlib.Path
+        The files written.
     """
+    if summary is None:
+        warnings.warn("write_topk_report without `summary` is deprecated; pass "
+                      "summary=fairjudge.active.summarize_topk_results(results, config)",
+                      DeprecationWarning, stacklevel=2)
+        from fairjudge.active._summary import summarize_topk_results
+
+        summary = summarize_topk_results(results, config)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -96,23 +125,21 @@ def write_topk_report(results: dict, config, out_dir) -> tuple[str, list[Path]]:
         path = out / f"{name}.csv"
         results[name].to_csv(path, index=name == "estimates")
         written.append(path)
-    tables = summarize_topk_experiment(results, config)
+    tables = format_topk_summary(summary)
     text = render_topk_summary(tables)
     (out / "summary.txt").write_text(text + "\n", encoding="utf-8")
     written.append(out / "summary.txt")
-    summary = {
+    report = {
         "config": results["config"].iloc[0].to_dict(),
-        "tests": tables["tests_raw"].to_dict(orient="records"),
+        "tests": summary.rule_tests.to_dict(orient="records"),
         "full_data_tests": tables["full_data_tests"].to_dict(orient="records"),
-        "recall": results["budget"].groupby(["model", "rule", "budget"])["recall"]
-        .agg(["mean", "sem", "count"]).reset_index().to_dict(orient="records"),
-        "full_data": results["full"].groupby(["judge", "n_items", "k", "model"])["recall"]
-        .agg(["mean", "sem", "count"]).reset_index().to_dict(orient="records"),
+        "recall": summary.recall_records.to_dict(orient="records"),
+        "full_data": summary.full_data_records.to_dict(orient="records"),
     }
-    (out / "summary.json").write_text(json.dumps(_finite(summary), indent=2) + "\n",
+    (out / "summary.json").write_text(json.dumps(_finite(report), indent=2) + "\n",
                                       encoding="utf-8")
     written.append(out / "summary.json")
-    written.append(plot_recall_vs_budget(results["budget"], out / "fig3_recall_vs_budget.png"))
+    written.append(plot_recall_vs_budget(summary.recall, out / "fig3_recall_vs_budget.png"))
     written.append(plot_estimates_vs_truth(results["estimates"], config.k,
                                            out / "fig2_naive_vs_truth.png"))
     written.append(plot_spend_by_distance(tables["spend"], out / "fig4_spend_by_distance.png",

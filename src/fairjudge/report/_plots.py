@@ -7,8 +7,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairjudge.stats._tests import mean_and_se
-
 
 def _pyplot():
     import matplotlib
@@ -19,13 +17,18 @@ def _pyplot():
     return plt
 
 
-def plot_recall_vs_budget(budget: pd.DataFrame, path, *, title: str = "") -> Path:
-    """Top-k recall vs budget, mean ± s.e., one line per (model, rule) (Fig. 3)."""
+def plot_recall_vs_budget(recall: pd.DataFrame, path, *, title: str = "") -> Path:
+    """Top-k recall vs budget, mean ± s.e., one line per (model, rule) (Fig. 3).
+
+    ``recall`` is :attr:`fairjudge.active.TopkSummary.recall` (``model``, ``rule``,
+    ``budget``, ``mean``, ``se``).
+    """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for (model, rule), group in budget.groupby(["model", "rule"], sort=False):
-        stats = [(b, *mean_and_se(g["recall"])) for b, g in group.groupby("budget")]
-        b, mean, se = map(np.array, zip(*stats))
+    for (model, rule), group in recall.groupby(["model", "rule"], sort=False):
+        group = group.sort_values("budget", kind="stable")
+        b = group["budget"].to_numpy(dtype=np.int64)
+        mean, se = group["mean"].to_numpy(dtype=float), group["se"].to_numpy(dtype=float)
         style = "-" if model == "bias-aware" else "--"
         ax.plot(b, mean, style, marker="o", ms=3, label=f"{rule} ({model})")
         ax.fill_between(b, mean - se, mean + se, alpha=0.15)

@@ -1,11 +1,13 @@
-"""Summary tables (rounding happens here and only here)."""
+"""Summary tables as text-ready DataFrames (rounding happens here and only here).
+
+Every function here receives numbers already computed (by :mod:`fairjudge.active` or
+:mod:`fairjudge.stats`) and only selects, rounds and lays them out.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-from fairjudge.stats._tests import mean_and_se, paired_t_test
 
 
 def format_mean_se(mean: float, se: float, digits: int = 2) -> str:
@@ -26,44 +28,32 @@ def render(frame: pd.DataFrame, title: str | None = None) -> str:
     return f"{title}\n{text}" if title else text
 
 
-def recall_by_budget(budget: pd.DataFrame, model: str, rules=None) -> pd.DataFrame:
-    """Mean ± s.e. recall per rule (rows) and budget (columns) for one model."""
-    data = budget[budget["model"] == model]
+def _cells(recall: pd.DataFrame, key: list) -> dict:
+    """``{(key values...): "mean ± se"}`` of a summary table with ``mean`` and ``se``."""
+    return {tuple(row[:-2]): format_mean_se(row[-2], row[-1])
+            for row in recall[key + ["mean", "se"]].itertuples(index=False)}
+
+
+def format_recall_table(recall: pd.DataFrame, model: str, rules=None) -> pd.DataFrame:
+    """Mean ± s.e. recall per rule (rows) and budget (columns) for one model.
+
+    ``recall`` is :attr:`fairjudge.active.TopkSummary.recall`; ``rules`` default to the
+    model's rules in the order they were run. A rule without runs at a budget gets ``""``.
+    """
+    data = recall[recall["model"] == model]
     rules = rules or list(dict.fromkeys(data["rule"]))
     budgets = sorted(data["budget"].unique())
+    cells = _cells(data, ["rule", "budget"])
     table = pd.DataFrame(index=pd.Index(rules, name="rule"),
                          columns=[f"B={b}" for b in budgets], dtype=object)
     for rule in rules:
         for b in budgets:
-            values = data[(data["rule"] == rule) & (data["budget"] == b)]["recall"]
-            table.loc[rule, f"B={b}"] = format_mean_se(*mean_and_se(values)) if len(values) else ""
+            table.loc[rule, f"B={b}"] = cells.get((rule, b), "")
     return table
 
 
-def paired_rule_tests(budget: pd.DataFrame, model: str, reference: str,
-                      baselines) -> pd.DataFrame:
-    """Paired t-tests of ``reference`` minus each baseline rule, per budget.
-
-    Pairs are (oracle, seed) runs, which replay the same oracle matrix.
-    """
-    data = budget[budget["model"] == model]
-    rows = []
-    for baseline in baselines:
-        for b in sorted(data["budget"].unique()):
-            ref = data[(data["rule"] == reference) & (data["budget"] == b)]
-            base = data[(data["rule"] == baseline) & (data["budget"] == b)]
-            joined = ref.merge(base, on=["oracle", "seed"], suffixes=("_ref", "_base"))
-            if len(joined) < 2:
-                continue
-            test = paired_t_test(joined["recall_ref"], joined["recall_base"])
-            rows.append({"model": model, "comparison": f"{reference} vs {baseline}",
-                         "budget": int(b), "n_pairs": test.n,
-                         "mean_difference": test.mean_difference, "t": test.statistic,
-                         "p_value": test.p_value})
-    return pd.DataFrame(rows)
-
-
 def format_tests(tests: pd.DataFrame) -> pd.DataFrame:
+    """Paired rule tests (:attr:`fairjudge.active.TopkSummary.rule_tests`) of one model."""
     out = tests.copy()
     out["mean_difference"] = out["mean_difference"].map(lambda v: f"{v:+.3f}")
     out["t"] = out["t"].map(lambda v: f"{v:.2f}")
@@ -71,80 +61,69 @@ def format_tests(tests: pd.DataFrame) -> pd.DataFrame:
     return out.set_index(["comparison", "budget"]).drop(columns="model")
 
 
-def full_data_table(full: pd.DataFrame) -> pd.DataFrame:
+def format_full_data_table(full_data: pd.DataFrame) -> pd.DataFrame:
     """Mean ± s.e. full-data recall per (judge, pool size, k) row and model column."""
     rows = []
-    for (judge, n_items, k), group in full.groupby(["judge", "n_items", "k"], sort=False):
-        row = {"judge": judge, "N": int(n_items), "k": int(k), "oracles": group["oracle"].nunique()}
-        for model, sub in group.groupby("model", sort=False):
-            row[model] = format_mean_se(*mean_and_se(sub["recall"]))
+    for (judge, n_items, k, oracles), group in full_data.groupby(
+            ["judge", "n_items", "k", "oracles"], sort=False):
+        row = {"judge": judge, "N": int(n_items), "k": int(k), "oracles": oracles}
+        for r in group.itertuples(index=False):
+            row[r.model] = format_mean_se(r.mean, r.se)
         rows.append(row)
     return pd.DataFrame(rows).set_index(["judge", "N", "k"])
 
 
-def full_data_tests(full: pd.DataFrame, reference: str = "bias-aware",
-                    baseline: str = "naive") -> pd.DataFrame:
-    """Paired t-test of reference minus baseline full-data recall (pairs are oracles)."""
+def format_full_data_tests(tests: pd.DataFrame) -> pd.DataFrame:
+    """Full-data paired tests (:attr:`fairjudge.active.TopkSummary.full_data_tests`)."""
+    if tests.empty:
+        return pd.DataFrame()
+    return pd.DataFrame({
+        "judge": tests["judge"], "N": tests["n_items"], "k": tests["k"],
+        "comparison": tests["comparison"], "n_oracles": tests["n_oracles"],
+        "mean_difference": [round(float(v), 3) for v in tests["mean_difference"]],
+        "ci95": [f"[{low:+.2f}, {high:+.2f}]"
+                 for low, high in zip(tests["ci_low"], tests["ci_high"])],
+        "p_value": tests["p_value"].map(format_p)})
+
+
+BIAS_COLUMNS = {
+    "c_hat": "c_hat (per unit)",
+    "kappa_hat": "kappa_hat",
+    "corr_naive_verbose": "corr(naive, verbose)",
+    "corr_bias_aware_verbose": "corr(bias-aware, verbose)",
+}
+
+
+def format_bias_estimates(bias: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± s.e. full-data bias estimates and score–verbosity correlations per judge."""
     rows = []
-    for (judge, n_items, k), group in full.groupby(["judge", "n_items", "k"], sort=False):
-        ref = group[group["model"] == reference].set_index("oracle")["recall"]
-        base = group[group["model"] == baseline].set_index("oracle")["recall"]
-        common = ref.index.intersection(base.index)
-        if len(common) < 2:
-            continue
-        test = paired_t_test(ref[common], base[common])
-        rows.append({"judge": judge, "N": int(n_items), "k": int(k),
-                     "comparison": f"{reference} - {baseline}", "n_oracles": test.n,
-                     "mean_difference": round(test.mean_difference, 3),
-                     "ci95": f"[{test.interval.low:+.2f}, {test.interval.high:+.2f}]",
-                     "p_value": format_p(test.p_value)})
-    return pd.DataFrame(rows)
+    for (judge, n_items), group in bias.groupby(["judge", "n_items"], sort=False):
+        row = {"judge": judge, "N": int(n_items)}
+        for r in group.itertuples(index=False):
+            row[BIAS_COLUMNS[r.measure]] = format_mean_se(r.mean, r.se)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["judge", "N"])
 
 
-def ablation_2x2(budget: pd.DataFrame, at_budget: int) -> pd.DataFrame:
+def format_ablation_2x2(recall: pd.DataFrame, at_budget: int) -> pd.DataFrame:
     """Model x acquisition (round-robin vs topk) mean recall at one budget (Table 4 left)."""
-    data = budget[(budget["budget"] == at_budget) & budget["rule"].isin(["round-robin", "topk"])]
+    cells = _cells(recall[recall["budget"] == at_budget], ["model", "rule"])
     table = pd.DataFrame(index=pd.Index(["naive", "bias-aware"], name="model"),
                          columns=["round-robin", "topk"], dtype=object)
     for model in table.index:
         for rule in table.columns:
-            values = data[(data["model"] == model) & (data["rule"] == rule)]["recall"]
-            table.loc[model, rule] = format_mean_se(*mean_and_se(values)) if len(values) else ""
+            table.loc[model, rule] = cells.get((model, rule), "")
     return table
 
 
-def score_ablation(budget: pd.DataFrame, at_budget: int, rules) -> pd.DataFrame:
+def format_score_ablation(recall: pd.DataFrame, at_budget: int, rules) -> pd.DataFrame:
     """Bias-aware recall of each acquisition-score variant at one budget (Fig. 5)."""
-    data = budget[(budget["budget"] == at_budget) & (budget["model"] == "bias-aware")]
-    rows = []
-    for rule in rules:
-        values = data[data["rule"] == rule]["recall"]
-        if len(values):
-            mean, se = mean_and_se(values)
-            rows.append({"rule": rule, "recall": format_mean_se(mean, se)})
+    cells = _cells(recall[(recall["budget"] == at_budget) & (recall["model"] == "bias-aware")],
+                   ["rule"])
+    rows = [{"rule": rule, "recall": cells[(rule,)]} for rule in rules if (rule,) in cells]
     return pd.DataFrame(rows, columns=["rule", "recall"]).set_index("rule")
 
 
-def spend_by_distance(spend: pd.DataFrame, model: str = "bias-aware",
-                      rules=("topk", "round-robin")) -> pd.DataFrame:
-    """Mean comparisons per item by distance to the true top-k boundary (Fig. 4)."""
-    data = spend[(spend["model"] == model) & spend["rule"].isin(rules)]
-    table = data.groupby(["distance", "rule"])["comparisons"].mean().unstack("rule")
-    return table[[r for r in rules if r in table.columns]].round(2)
-
-
-def bias_estimates(full: pd.DataFrame) -> pd.DataFrame:
-    """Mean full-data bias estimates and score–verbosity correlations per judge."""
-    data = full[(full["model"] == "bias-aware")].drop_duplicates(["judge", "n_items", "oracle"])
-    naive = full[(full["model"] == "naive")].drop_duplicates(["judge", "n_items", "oracle"])
-    rows = []
-    for (judge, n_items), group in data.groupby(["judge", "n_items"], sort=False):
-        nv = naive[(naive["judge"] == judge) & (naive["n_items"] == n_items)]
-        rows.append({"judge": judge, "N": int(n_items),
-                     "c_hat (per unit)": format_mean_se(*mean_and_se(group["c_hat"])),
-                     "kappa_hat": format_mean_se(*mean_and_se(group["kappa_hat"])),
-                     "corr(naive, verbose)": format_mean_se(*mean_and_se(
-                         nv["corr_score_verbose"])),
-                     "corr(bias-aware, verbose)": format_mean_se(*mean_and_se(
-                         group["corr_score_verbose"]))})
-    return pd.DataFrame(rows).set_index(["judge", "N"])
+def format_spend(spend: pd.DataFrame) -> pd.DataFrame:
+    """Mean comparisons per item by distance to the boundary, to 2 decimals (Fig. 4)."""
+    return spend.round(2)
