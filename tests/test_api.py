@@ -188,7 +188,8 @@ def test_select_with_callable_oracle():
     assert isinstance(result, Selection)
     queried = result.queried
     assert len(queried) == 20
-    assert list(queried.columns) == ["step", "item_a", "item_b", "winner", "acquisition_score"]
+    assert list(queried.columns) == ["step", "item_a", "item_b", "winner", "judge",
+                                     "acquisition_score"]
     assert queried["step"].tolist() == list(range(1, 21))
     # the oracle was called once per query, in the order shown
     assert calls == list(zip(queried["item_a"], queried["item_b"]))
@@ -253,6 +254,7 @@ def test_selection_to_dict():
     result = fairjudge.select(items, oracle, k=2, budget=10, n_samples=100)
     payload = result.to_dict()
     assert payload["budget_spent"] == 10
-    assert payload["queried"] == result.queried[["item_a", "item_b", "winner"]].values.tolist()
+    assert payload["queried"] == result.queried[["item_a", "item_b", "winner", "judge"]].to_dict(
+        "records")
     assert payload["recall_at"] == {"10": result.recall_at[10]}
     assert payload["topk"] == result.topk

@@ -11,8 +11,8 @@ import pandas as pd
 from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputError
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
-from fairjudge.data._io import load_items, load_verdicts
-from fairjudge.data._schema import Outcome
+from fairjudge.data._io import _as_frame, load_items, load_verdicts
+from fairjudge.data._schema import Outcome, validate_items
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
@@ -242,13 +242,19 @@ class Selection:
     scores, membership : pandas.Series
     bias : pandas.DataFrame
     queried : pandas.DataFrame
-        One row per judge call: step, item_a (shown first), item_b, winner, and the
-        acquisition score of the pair.
+        One row per judge call: step, item_a (shown first), item_b, winner, judge, and the
+        acquisition score of the pair; a live run adds ``pair_id``, ``order``, ``cost``,
+        ``cached`` and the judge's ``raw`` output.
     history : pandas.DataFrame
         Per step: fit_size (verdicts behind the choice) and recall (if ground truth).
     recall_at : dict
         Budget -> recall of a fresh fit (only with ground truth).
-    result : ActiveResult
+    result : ActiveResult or LiveResult
+    level : float
+    report : RunReport or None
+        Calls, cache hits and money of a live run.
+    stopped : str
+        Why the loop stopped (``budget``, ``exhausted``, ``spend cap``, ``failures``).
     """
 
     topk: list
@@ -258,25 +264,34 @@ class Selection:
     queried: pd.DataFrame
     history: pd.DataFrame
     recall_at: dict
-    result: ActiveResult
+    result: object
     level: float = 0.95
+    report: object = None
+    stopped: str = "budget"
 
     @property
     def fit(self) -> BTFit:
-        return self.result.fit
+        return self.result.fit if isinstance(self.result, ActiveResult) else \
+            self.result.posterior.fit
 
     def to_dict(self) -> dict:
-        return {
-            "model": self.result.model,
-            "rule": self.result.rule,
-            "k": self.result.k,
+        fields = [c for c in ("item_a", "item_b", "winner", "judge", "order", "cost", "cached")
+                  if c in self.queried.columns]
+        queried = self.queried[fields].to_dict("records")
+        out = {
+            "model": self.fit.model,
+            "rule": self.queried.attrs.get("rule"),
+            "k": len(self.topk),
             "budget_spent": int(len(self.queried)),
+            "stopped": self.stopped,
             **_ranking_payload(self.topk, self.scores, self.membership, self.bias, self.level),
-            "queried": [[a, b, w] for a, b, w in
-                        self.queried[["item_a", "item_b", "winner"]].itertuples(index=False)],
+            "queried": queried,
             "recall_at": {str(b): r for b, r in self.recall_at.items()},
-            "notes": list(self.result.notes),
+            "notes": list(getattr(self.result, "notes", ())),
         }
+        if self.report is not None:
+            out["run"] = self.report.as_dict()
+        return out
 
 
 class _IdOracle:
@@ -296,36 +311,74 @@ class _IdOracle:
             ) from None
 
 
-def select(items, oracle, *, k: int, budget: int, rule: str = "topk", model: str = "bias-aware",
-           covariates=None, refit_every: int = 8, allow_repeats: bool = False,
-           n_samples: int = 1500, prior_precision: float = 1.0,
-           bias_prior_precision: float = 0.1, checkpoints=(), level: float = 0.95,
-           rng=0) -> Selection:
-    """Run the budgeted active top-k loop against an oracle [bias-aware-active-topk Alg. 1].
+def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
+           model: str = "bias-aware", covariates=None, refit_every: int = 8,
+           allow_repeats: bool = False, n_samples: int = 1500, prior_precision: float = 1.0,
+           bias_prior_precision: float = 0.1, checkpoints=(), level: float = 0.95, rng=0,
+           backend=None, question: str | None = None, cache=None, options=None,
+           settings=None, template: str = "baseline", templates=None,
+           batch_size: int | None = None, progress: bool = False) -> Selection:
+    """Run the budgeted active top-k loop against an oracle or a live judge
+    [bias-aware-active-topk Alg. 1].
 
     Parameters
     ----------
     items : path or pandas.DataFrame
-        Item table (ids, covariates, optional ``quality`` ground truth for recall).
-    oracle : path, pandas.DataFrame, SimulatedJudge, MatrixOracle or callable
+        Item table (ids, covariates, optional ``quality`` ground truth for recall; ``text``
+        for a live judge).
+    oracle : path, pandas.DataFrame, SimulatedJudge, MatrixOracle or callable, optional
         A recorded verdict table with (ideally) every ordered pair, replayed; a simulated
-        judge; or a function ``(first_id, second_id) -> "a" | "b" | "tie"``.
+        judge; or a function ``(first_id, second_id) -> "a" | "b" | "tie"``. Not with
+        ``backend``.
     k, budget : int
+        Top-set size and judge calls to spend.
     rule : str
         ``topk``, ``global``, ``entropy``, ``topk-no-variance``,
         ``topk-no-informativeness``, ``random`` or ``round-robin``.
     model : str
-        One of :data:`fairjudge.models.MODELS`.
+        A registered model (:func:`fairjudge.models.model_names`).
+    covariates : list of str, optional
+        Item covariates. With item texts, the text features ``length``, ``markdown``, ...
+        are computed when the table has no such column.
     rng : seed or numpy.random.Generator
         Seeds presentation orders, tie-breaking and membership sampling.
+    backend : JudgeBackend or str, optional
+        A live judge (``"openai:gpt-4o-mini"`` or a backend object): each comparison is a
+        cached, rate-limited, spend-capped call; a killed run rerun with the same arguments
+        replays the cached calls and reaches the same result.
+    question : str, optional
+        The prompt the items answer (default: the items' ``question`` column, which must
+        hold one value).
+    cache : CompletionCache, optional
+    options : RunOptions, optional
+        Concurrency, retries, ``max_cost`` and prices of a live run.
+    settings : GenerationSettings, optional
+    template : str
+        Prompt template of a live run (``templates`` overrides the built-ins).
+    batch_size : int, optional
+        Comparisons proposed per round of a live run (default: the concurrency).
 
     Returns
     -------
     Selection
     """
-    items = load_items(items, covariates)
+    items = _load_items_with_features(items, covariates)
     ids = list(items.index)
     x, names = _covariate_matrix(items, covariates)
+    quality = items["quality"].to_numpy(dtype=float) if "quality" in items.columns else None
+    if backend is not None:
+        if oracle is not None:
+            raise FairjudgeInputError("give either an oracle or a live judge backend, not both")
+        return _select_live(items, ids, x, names, backend, k=k, budget=budget, rule=rule,
+                            model=model, refit_every=refit_every, allow_repeats=allow_repeats,
+                            n_samples=n_samples, prior_precision=prior_precision,
+                            bias_prior_precision=bias_prior_precision, level=level, rng=rng,
+                            question=question, cache=cache, options=options,
+                            settings=settings, template=template, templates=templates,
+                            batch_size=batch_size, progress=progress)
+    if oracle is None:
+        raise FairjudgeInputError("select needs an oracle (recorded verdicts, a simulated "
+                                  "judge or a function) or a live judge backend")
     if isinstance(oracle, (MatrixOracle, SimulatedJudge)):
         index_oracle = oracle
     elif callable(oracle) and not isinstance(oracle, pd.DataFrame):
@@ -333,7 +386,6 @@ def select(items, oracle, *, k: int, budget: int, rule: str = "topk", model: str
     else:
         verdicts = load_verdicts(oracle)
         index_oracle = MatrixOracle(verdicts_to_matrix(verdicts, ids))
-    quality = items["quality"].to_numpy(dtype=float) if "quality" in items.columns else None
     result = run_active_topk(
         index_oracle, len(ids), k=k, budget=budget, covariates=x, covariate_names=names,
         rule=rule, model=model, refit_every=refit_every, allow_repeats=allow_repeats,
@@ -346,8 +398,10 @@ def select(items, oracle, *, k: int, budget: int, rule: str = "topk", model: str
         "item_a": id_array[result.shown[:, 0]],
         "item_b": id_array[result.shown[:, 1]],
         "winner": [o.value for o in result.outcomes],
+        "judge": "oracle",
         "acquisition_score": result.acquisition_score,
     })
+    queried.attrs["rule"] = rule
     history = pd.DataFrame({"step": queried["step"], "fit_size": result.fit_size,
                             "recall": result.recall})
     return Selection(
@@ -361,4 +415,93 @@ def select(items, oracle, *, k: int, budget: int, rule: str = "topk", model: str
         recall_at=dict(result.recall_at),
         result=result,
         level=level,
+        stopped="budget" if len(result.outcomes) == budget else "exhausted",
+    )
+
+
+def _load_items_with_features(source, covariates) -> pd.DataFrame:
+    """Load an item table; requested covariates that are text features (``length``,
+    ``markdown``, ...) and not columns are computed from the ``text`` column."""
+    from fairjudge.data._features import FEATURE_COLUMNS, text_features
+
+    frame = _as_frame(source, "items")
+    if covariates is None:
+        return validate_items(frame)
+    covariates = list(covariates)
+    computed = [c for c in covariates if c not in frame.columns and c in FEATURE_COLUMNS]
+    items = validate_items(frame, [c for c in covariates if c not in computed])
+    if computed:
+        if "text" not in items.columns:
+            raise FairjudgeInputError(f"{items.attrs.get('source', 'items')}: covariate "
+                                      f"`{computed[0]}` is not a column and there is no "
+                                      "`text` column to compute it from")
+        features = text_features(items["text"])
+        attrs = dict(items.attrs)
+        items = items.assign(**{c: features[c].to_numpy(dtype=float) for c in computed})
+        items.attrs = attrs
+    items.attrs["covariates"] = covariates
+    return items
+
+
+def _select_live(items, ids, x, names, backend, *, k, budget, rule, model, refit_every,
+                 allow_repeats, n_samples, prior_precision, bias_prior_precision, level, rng,
+                 question, cache, options, settings, template, templates, batch_size,
+                 progress) -> Selection:
+    from fairjudge.active._live import run_live_topk
+    from fairjudge.active._ranker import ActiveTopK, JudgeSpec
+    from fairjudge.judges import (GenerationSettings, RunOptions, backend_from_spec,
+                                  load_templates)
+
+    source = items.attrs.get("source", "items")
+    if "text" not in items.columns:
+        raise FairjudgeInputError(f"{source}: a live judge needs the answers in a `text` "
+                                  "column")
+    if question is None:
+        if "question" not in items.columns:
+            raise FairjudgeInputError(f"{source}: give the question the items answer "
+                                      "(--question) or a `question` column")
+        distinct = items["question"].dropna().astype(str).unique()
+        if len(distinct) != 1:
+            raise FairjudgeInputError(f"{source}: the `question` column holds "
+                                      f"{len(distinct)} different questions; a top-k pool "
+                                      "answers one question (pass --question)")
+        question = distinct[0]
+    if isinstance(backend, str):
+        backend = backend_from_spec(backend)
+    options = options if options is not None else RunOptions()
+    prompts = load_templates(templates) if not isinstance(templates, dict) else templates
+    if template not in prompts:
+        raise FairjudgeInputError(f"unknown template {template!r}; have {', '.join(prompts)}")
+    ranker = ActiveTopK(ids, k=k, covariates=x, covariate_names=names,
+                        judges=[JudgeSpec(backend.label)],
+                        rule=rule, model=model, refit_every=refit_every,
+                        allow_repeats=allow_repeats, n_samples=n_samples,
+                        prior_precision=prior_precision,
+                        bias_prior_precision=bias_prior_precision, rng=rng)
+    result = run_live_topk(ranker, items["text"].astype(str).tolist(), backend,
+                           question=question, budget=budget, cache=cache, options=options,
+                           settings=settings if settings is not None else GenerationSettings(),
+                           template=prompts[template], batch_size=batch_size,
+                           progress=progress)
+    posterior = result.posterior
+    if posterior.fit is None:
+        raise FairjudgeInputError(f"no usable verdict was collected ({result.stopped}; "
+                                  f"{result.report.summary()})")
+    queried = result.calls.copy()
+    queried.insert(0, "step", np.arange(1, len(queried) + 1))
+    queried.attrs["rule"] = rule
+    history = ranker.history()[["step", "fit_size"]].assign(recall=np.nan)
+    return Selection(
+        topk=[ids[i] for i in posterior.topk],
+        scores=pd.Series(posterior.fit.scores, index=pd.Index(ids, name="id"), name="score"),
+        membership=pd.Series(posterior.membership, index=pd.Index(ids, name="id"),
+                             name="membership"),
+        bias=bias_frame(posterior.fit, level),
+        queried=queried,
+        history=history,
+        recall_at={},
+        result=result,
+        level=level,
+        report=result.report,
+        stopped=result.stopped,
     )

@@ -183,9 +183,9 @@ def test_select_replays_the_oracle(capsys, oracle_files):
     queried = payload["queried"]
     assert len(queried) == 40
     assert payload["budget_spent"] == 40
-    for a, b, winner in queried:
-        assert recorded[(a, b)] == winner, (a, b)
-    unordered = [frozenset((a, b)) for a, b, _ in queried]
+    for call in queried:
+        assert recorded[(call["item_a"], call["item_b"])] == call["winner"], call
+    unordered = [frozenset((c["item_a"], c["item_b"])) for c in queried]
     assert len(set(unordered)) == 40
     assert len(payload["topk"]) == 5
     assert "40" in payload["recall_at"]
@@ -216,8 +216,8 @@ def test_select_shows_only_recorded_orders(tmp_path, capsys):
                                  str(tmp_path / "half.jsonl"), "--k", "3", "--budget", "20",
                                  "--samples", "200", "--json"])
     assert len(payload["queried"]) == 20
-    for a, b, winner in payload["queried"]:
-        assert recorded[(a, b)] == winner
+    for call in payload["queried"]:
+        assert recorded[(call["item_a"], call["item_b"])] == call["winner"]
 
 
 def test_select_duplicate_oracle_pair_exits_2(tmp_path, capsys):

@@ -99,8 +99,9 @@ def test_selected_covariates_only_are_kept(tmp_path):
     path = _write(ITEMS, tmp_path / "items.csv")
     items = load_items(path, covariates=["length"])
     assert items.attrs["covariates"] == ["length"]
-    assert "markdown" not in items.columns
     assert items["length"].dtype == np.float64
+    # other columns are kept as they are (not coerced, not covariates)
+    assert "markdown" in items.columns
 
 
 def test_write_table_rejects_unknown_suffix(tmp_path):

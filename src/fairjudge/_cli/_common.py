@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import math
+import traceback
 import warnings
 
 import click
-import numpy as np
 
-from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
-from fairjudge.judges._base import JudgeBackendError
+from fairjudge._cli._exit import ExitCode
+
+
+BUG_REPORT = ("this is a bug in fairjudge, not a problem with your input; please report it "
+              "with the command you ran and the traceback above")
 
 
 def run_guarded(command: click.Command, argv) -> int:
-    """Run a click command; bad input exits 2 with one readable line, never a traceback."""
+    """Run a click command and map its outcome to an :class:`ExitCode`.
+
+    Usage and input errors print one readable line (exit 2); a provider that refuses the
+    run, a cache or file-system failure print one line (exit 1); an interrupt exits 130; a
+    command may return an exit code of its own (1 incomplete, 3 spend cap). Anything else is
+    an internal bug: its traceback is printed with a bug-report hint (exit 1), never
+    disguised as a usage error.
+    """
+    from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
+    from fairjudge.judges._base import JudgeBackendError
+
     def show_warning(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, FairjudgeWarning):
             click.echo(f"warning: {message}", err=True)
@@ -25,52 +36,42 @@ def run_guarded(command: click.Command, argv) -> int:
 
     warnings.showwarning = show_warning
     try:
-        command.main(args=list(argv), prog_name="fairjudge", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        return 130
+        result = command.main(args=list(argv), prog_name="fairjudge", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("interrupted: rerun the same command to resume from the cache", err=True)
+        return ExitCode.INTERRUPTED
     except click.ClickException as err:
         err.show()
-        return err.exit_code
+        return ExitCode.USAGE if err.exit_code == 2 else err.exit_code
     except FairjudgeInputError as err:
         click.echo(f"error: {err}", err=True)
-        return 2
-    except ValueError as err:
+        return ExitCode.USAGE
+    except ImportError as err:
+        if "fairjudge[" not in str(err):
+            raise  # a broken installation, not a missing optional extra
         click.echo(f"error: {err}", err=True)
-        return 2
-    except ImportError as err:  # an optional extra is missing; the message names it
-        click.echo(f"error: {err}", err=True)
-        return 2
+        return ExitCode.USAGE
     except JudgeBackendError as err:
         click.echo(f"error: {err}", err=True)
-        return 1
+        return ExitCode.INCOMPLETE
     except sqlite3.Error as err:
-        click.echo(f"error: the verdict cache could not be used: {err}", err=True)
-        return 1
+        click.echo(f"error: the completion cache could not be used: {err}", err=True)
+        return ExitCode.INCOMPLETE
     except OSError as err:
         click.echo(f"error: {err.filename or ''}: {err.strerror or err}", err=True)
-        return 1
-    return 0
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+        return ExitCode.INCOMPLETE
+    except Exception:  # noqa: BLE001 - an internal bug: show it as one
+        traceback.print_exc()
+        click.echo(f"\nerror: {BUG_REPORT}", err=True)
+        return ExitCode.INCOMPLETE
+    return int(result) if isinstance(result, int) else ExitCode.OK
 
 
 def echo_json(payload: dict) -> None:
-    """Print one JSON object (NaN and infinity become null)."""
-    click.echo(json.dumps(_jsonable(payload), indent=2))
+    """Print one JSON object (NaN and infinity become null; result shapes become dicts)."""
+    from fairjudge._util._json import dumps
+
+    click.echo(dumps(payload))
 
 
 def parse_int_list(text: str, name: str) -> tuple[int, ...]:

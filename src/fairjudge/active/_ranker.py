@@ -22,7 +22,8 @@ from fairjudge.active._scores import RULES, SCORED_RULES, pair_scores, round_rob
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
-from fairjudge.models._dispatch import MODELS, fit_model
+from fairjudge.models._dispatch import fit_model
+from fairjudge.models._registry import model_spec
 from fairjudge.models._membership import topk_membership
 
 # Below this pool size every matrix is small enough that BLAS threads only add overhead.
@@ -67,6 +68,9 @@ class Proposal:
         Acquisition score of the pair (NaN for ``random`` and ``round-robin``).
     fit_size : int
         Verdicts behind the posterior that chose it.
+    repeat : int
+        How many times this pair was proposed before (0 the first time); a live run sends
+        it as the request's ``sample`` so that a repeated comparison is a fresh call.
     """
 
     first: int
@@ -74,6 +78,7 @@ class Proposal:
     judge: str
     score: float = float("nan")
     fit_size: int = 0
+    repeat: int = 0
 
     @property
     def pair(self) -> tuple[int, int]:
@@ -145,8 +150,9 @@ class ActiveTopK:
     rule : str
         One of :data:`RULES`.
     model : str
-        One of :data:`fairjudge.models.MODELS`. For ``"residualized"`` the naive posterior
-        chooses the pairs and the covariates are removed from the final scores only.
+        A registered model (:func:`fairjudge.models.model_names`). A post-hoc model acquires
+        with the posterior of its ``acquires_with`` model (``"residualized"``: the naive
+        posterior chooses the pairs, the covariates are removed from the final scores only).
     refit_every : int
         ``r``: refit after this many new verdicts (paper: 8).
     allow_repeats : bool
@@ -220,7 +226,7 @@ class ActiveTopK:
         self._schedule = (round_robin_schedule(n_items, self.rng) if rule == "round-robin"
                           else None)
         self._schedule_pos = 0
-        self._acquisition_model = "naive" if model == "residualized" else model
+        self._acquisition_model = model_spec(model).acquires_with or model
         self._history = _History()
         self._acq_fit: BTFit | None = None
         self._fit: BTFit | None = None
@@ -348,12 +354,19 @@ class ActiveTopK:
             if not self._askable[first, second]:
                 first, second = second, first
             self._pending[i, j] = True
-            proposals.append(Proposal(first, second, judge, score, self._fit_size()))
+            proposals.append(Proposal(first, second, judge, score, self._fit_size(), repeat))
             if n > 1 and self.rule in SCORED_RULES:
                 # The pending comparison's Fisher information narrows the posterior for
                 # the rest of the batch (a copy: the real update comes with the verdict).
                 cov = _rank_one_update(cov, self._scores, i, j)
         return proposals
+
+    def release(self, proposals) -> None:
+        """Forget proposals that will get no verdict (the call failed), so that their pairs
+        may be proposed again."""
+        for p in proposals:
+            i, j = p.pair
+            self._pending[i, j] = False
 
     def update(self, verdicts) -> None:
         """Record verdicts and refit when ``refit_every`` new ones have arrived.
@@ -522,8 +535,7 @@ def _check_settings(n_items, k, rule, model, refit_every, n_samples, prior_preci
                     bias_prior_precision) -> None:
     if rule not in RULES:
         raise ValueError(f"`rule` must be one of {', '.join(RULES)}; got {rule!r}")
-    if model not in MODELS:
-        raise ValueError(f"`model` must be one of {', '.join(MODELS)}; got {model!r}")
+    model_spec(model)  # an unknown name raises, listing the registered models
     if n_items < 2:
         raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
     if not (isinstance(k, (int, np.integer)) and 1 <= k < n_items):

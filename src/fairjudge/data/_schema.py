@@ -456,8 +456,9 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
     Returns
     -------
     pandas.DataFrame
-        Indexed by the string item id, with ``text`` and ``quality`` if present and the
-        covariate columns as float; ``frame.attrs["covariates"]`` lists the covariates.
+        Indexed by the string item id, with every column of the input (``text``,
+        ``source``, ``question_id``, ...), ``quality`` and the covariate columns as float;
+        ``frame.attrs["covariates"]`` lists the covariates.
 
     Raises
     ------
@@ -530,9 +531,10 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
                 f"got {frame['quality'].iloc[bad]!r}"
             )
         frame["quality"] = quality
-    keep = ["id"] + [c for c in ("text", "quality") if c in frame.columns] + covariates
+    # Every column is kept (text, source, family, question_id, ...); only the covariates
+    # are coerced to float and listed in attrs["covariates"].
     attrs = dict(frame.attrs)
-    out = frame[keep].set_index("id")
+    out = frame.set_index("id")
     out.attrs = attrs
     out.attrs["covariates"] = list(covariates)
     return out

@@ -15,7 +15,8 @@ bias knobs). :mod:`fairjudge.judges.testing` holds a loopback provider server fo
 """
 
 from fairjudge.judges._base import (BACKENDS, JudgeBackend, JudgeBackendError, RequestRejected,
-                                    RetryableError, get_backend, register_backend)
+                                    RetryableError, backend_from_spec, get_backend,
+                                    register_backend)
 from fairjudge.judges._cache import CompletionCache, cache_key, normalise_endpoint
 from fairjudge.judges._parsing import (RUBRIC_PARSER, VERDICT_PARSER, LikertParser, ParsedVerdict,
                                        RubricParser, VerdictParser, parse_rubric_scores,
@@ -59,6 +60,7 @@ __all__ = [
     "RunReport",
     "Usage",
     "Verdict",
+    "backend_from_spec",
     "cache_key",
     "execute_requests",
     "generate_structured",

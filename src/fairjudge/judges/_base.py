@@ -92,3 +92,26 @@ def get_backend(name: str, **settings) -> JudgeBackend:
         raise ImportError(f"the `{name}` backend needs pip install 'fairjudge[{extra}]' "
                           f"({err})") from None
     return backend_cls(**settings)
+
+
+def backend_from_spec(spec: str, **settings) -> JudgeBackend:
+    """A backend from ``"<backend>:<model>"`` (e.g. ``"openai:gpt-4o-mini"``,
+    ``"anthropic:claude-haiku-4-5"``, ``"hf:./local-model"``), with backend settings as
+    keyword arguments (``base_url``, ``api_key_env``, ``timeout``, ...).
+
+    The model is everything after the first colon, so model ids that contain colons
+    (``"openai:llama3:8b"`` on Ollama) work. A spec without a colon names a backend that
+    takes no model (``"simulated"``, or ``"replay"`` with ``verdicts=``).
+
+    Examples
+    --------
+    >>> backend_from_spec("simulated").label
+    'simulated:biased-judge'
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"a judge spec is '<backend>:<model>', e.g. 'openai:gpt-4o-mini'; "
+                         f"got {spec!r}")
+    name, _, model = spec.strip().partition(":")
+    if model:
+        settings = {"model": model, **settings}
+    return get_backend(name, **settings)

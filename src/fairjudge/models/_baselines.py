@@ -90,4 +90,4 @@ register_model(ModelSpec(
     swap_majority_bt))
 register_model(ModelSpec(
     "residualized", "naive Bradley–Terry, then the covariates' linear trend removed",
-    length_residualized_bt, covariates="required"))
+    length_residualized_bt, covariates="required", acquires_with="naive"))

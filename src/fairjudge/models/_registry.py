@@ -38,6 +38,10 @@ class ModelSpec:
         Accepts ``bias_prior_precision`` (the prior precision of the bias coefficients).
     warm_start : bool
         Accepts ``init`` (a previous fit's parameters to start from).
+    acquires_with : str or None
+        For a post-hoc estimator, the model whose posterior chooses comparisons in an active
+        loop (the residualized baseline acquires with the naive posterior and removes the
+        covariates from the final scores only); None: the model itself.
     """
 
     name: str
@@ -47,6 +51,7 @@ class ModelSpec:
     position: bool = False
     bias_prior: bool = False
     warm_start: bool = False
+    acquires_with: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:

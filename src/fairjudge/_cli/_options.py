@@ -1,0 +1,224 @@
+"""Options shared by several commands, each declared once (with its ``FAIRJUDGE_*``
+environment variable), and their translation into library objects.
+
+Heavy modules are imported only inside the functions that build objects, so that
+``fairjudge --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+CACHE_ENV = "FAIRJUDGE_CACHE"
+
+
+def default_cache_path() -> Path:
+    """The user's cache file: ``$FAIRJUDGE_CACHE``, else ``<user cache dir>/completions.sqlite``
+    (``~/.cache/fairjudge`` on Linux), so runs from any folder share one cache."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("fairjudge")) / "completions.sqlite"
+
+
+def _stack(*decorators):
+    def apply(func):
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+    return apply
+
+
+def _temperature(ctx, param, value):
+    if value is None or str(value).lower() in ("none", "default"):
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"expected a number or 'none'; got {value!r}") from None
+
+
+seed_option = click.option("--seed", type=int, default=0, show_default=True,
+                           envvar="FAIRJUDGE_SEED",
+                           help="Seeds every random choice (orders, sampling, bootstraps).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+cache_option = click.option(
+    "--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+    help=f"SQLite completion cache [env {CACHE_ENV}; default: the user cache folder, "
+         "~/.cache/fairjudge/completions.sqlite on Linux].")
+items_option = click.option("--items", type=click.Path(dir_okay=False), default=None,
+                            help="Item table: id, text, covariates, source, optional quality.")
+gold_option = click.option("--gold", type=click.Path(dir_okay=False), default=None,
+                           help="Gold labels: item_a, item_b, winner (a, b, tie) per pair.")
+
+
+def judge_options(*, model_alias: bool = True):
+    """The judge backends and how to call them (shared by judge, audit and select).
+
+    ``--backend`` may repeat (cross-family ensembles); ``--judge-model``, ``--base-url`` and
+    ``--api-key-env`` pair with the backends by position. Where a command has no ranking
+    model, ``--model`` is accepted as an alias of ``--judge-model``.
+    """
+    model_names = ("--judge-model", "--model") if model_alias else ("--judge-model",)
+    return _stack(
+        click.option("--backend", multiple=True, envvar="FAIRJUDGE_BACKEND",
+                     help="openai, anthropic, hf, replay or simulated (repeat for S3) "
+                          "[env FAIRJUDGE_BACKEND]."),
+        click.option(*model_names, "judge_model", multiple=True, envvar="FAIRJUDGE_JUDGE_MODEL",
+                     help="Judge model id for each --backend, in order "
+                          "[env FAIRJUDGE_JUDGE_MODEL]."),
+        click.option("--base-url", multiple=True, envvar="FAIRJUDGE_BASE_URL",
+                     help="API root for each --backend (e.g. a vLLM server's "
+                          "http://host:8000/v1) [env FAIRJUDGE_BASE_URL]."),
+        click.option("--api-key-env", multiple=True,
+                     help="Name of the environment variable holding each --backend's API "
+                          "key (the key itself is never printed or cached)."),
+        click.option("--cache-ignore-port", is_flag=True,
+                     help="Leave the port out of the endpoint in cache keys (a local server "
+                          "that restarts on another port serves the same model)."),
+        click.option("--replay", type=click.Path(dir_okay=False), default=None,
+                     help="Recorded verdicts served by --backend replay."),
+        click.option("--replay-judge", default=None, help="Which recorded judge to replay."),
+        click.option("--sim-bias", type=float, default=2.0, show_default=True,
+                     help="Simulated judge: logits per 100 words (or per unit of `verbose`)."),
+        click.option("--sim-position", type=float, default=0.5, show_default=True,
+                     help="Simulated judge: first-slot logits."),
+    )
+
+
+def run_options():
+    """How calls are made: concurrency, limits, retries, the spend cap, the cache."""
+    return _stack(
+        click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+                     envvar="FAIRJUDGE_CONCURRENCY", help="Calls in flight at once."),
+        click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Requests-per-minute limit."),
+        click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Tokens-per-minute limit."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+                     show_default=True, envvar="FAIRJUDGE_TIMEOUT",
+                     help="Per-request timeout in seconds."),
+        click.option("--max-retries", type=click.IntRange(min=0), default=8, show_default=True,
+                     help="Retries per call on 429, 5xx, timeouts and dropped connections."),
+        click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
+                     envvar="FAIRJUDGE_MAX_COST",
+                     help="Hard spend cap in dollars (needs --prices and --max-tokens) "
+                          "[env FAIRJUDGE_MAX_COST]."),
+        click.option("--prices", type=click.Path(dir_okay=False), default=None,
+                     envvar="FAIRJUDGE_PRICES",
+                     help='Price file, JSON {"model": {"input": $/Mtok, "output": $/Mtok}} '
+                          "[env FAIRJUDGE_PRICES]."),
+        cache_option,
+        click.option("--no-progress", is_flag=True, help="No progress bar."),
+    )
+
+
+def generation_options():
+    """What the judge is asked, and how it generates."""
+    return _stack(
+        click.option("--temperature", default="0", show_default=True, callback=_temperature,
+                     help="Sampling temperature, or 'none' to leave the provider default."),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+                     help="Completion budget per call (needed for a spend cap)."),
+        click.option("--max-completion-tokens", type=click.IntRange(min=1), default=None,
+                     help="Budget including hidden reasoning tokens (reasoning models)."),
+        click.option("--json-mode", is_flag=True, help="Ask for a JSON object response."),
+        click.option("--logprobs", type=click.IntRange(min=0), default=0,
+                     help="Top log-probabilities to request."),
+        click.option("--reasoning-effort", default=None,
+                     help="Passed to providers that support it."),
+        click.option("--template", default=None, help="Use this prompt template instead."),
+        click.option("--templates", type=click.Path(dir_okay=False), default=None,
+                     help="JSON file overriding prompt templates."),
+    )
+
+
+# -- building library objects from the options --------------------------------------------
+
+def build_backends(params: dict, *, items=None, seed: int = 0):
+    """Backends from the repeated ``--backend``/``--judge-model``/``--base-url``/
+    ``--api-key-env`` options (paired by position; a setting never reaches another backend,
+    so one provider's key or URL cannot leak to another provider's host)."""
+    from fairjudge.judges import backend_from_spec
+
+    backend = params.get("backend") or ()
+    if not backend:
+        raise click.UsageError("give at least one --backend")
+    models, urls, keys = (list(params.get(n) or ()) for n in
+                          ("judge_model", "base_url", "api_key_env"))
+    for option, values in (("--judge-model", models), ("--base-url", urls),
+                           ("--api-key-env", keys)):
+        if len(values) > len(backend):
+            raise click.UsageError(f"{option} is given {len(values)} times for "
+                                   f"{len(backend)} --backend; they pair up by position")
+    models += [None] * (len(backend) - len(models))
+    urls += [None] * (len(backend) - len(urls))
+    keys += [None] * (len(backend) - len(keys))
+    out = []
+    for name, model, url, key_env in zip(backend, models, urls, keys):
+        kwargs: dict = {}
+        if name in ("openai", "anthropic"):
+            if not model:
+                raise click.UsageError(f"--backend {name} needs --judge-model")
+            kwargs = {"timeout": params.get("timeout", 60.0),
+                      "max_connections": params.get("concurrency", 16),
+                      "key_port": not params.get("cache_ignore_port", False)}
+            if url:
+                kwargs["base_url"] = url
+            if key_env:
+                kwargs["api_key_env"] = key_env
+        elif name == "hf":
+            if not model:
+                raise click.UsageError("--backend hf needs --judge-model (a local model path "
+                                       "or name)")
+        elif name == "replay":
+            if not params.get("replay"):
+                raise click.UsageError("--backend replay needs --replay VERDICTS")
+            kwargs = {"verdicts": params["replay"], "judge": params.get("replay_judge")}
+            model = None
+        elif name == "simulated":
+            kwargs = {"items": items, "bias": params.get("sim_bias", 2.0),
+                      "position": params.get("sim_position", 0.5), "seed": seed,
+                      "model": model or "biased-judge"}
+            model = None
+        out.append(backend_from_spec(f"{name}:{model}" if model else name, **kwargs))
+    return out
+
+
+def build_run_options(params: dict, *, progress_default: bool = True):
+    """:class:`fairjudge.judges.RunOptions` from the run options."""
+    from fairjudge.judges import PriceTable, RunOptions
+
+    return RunOptions(concurrency=params.get("concurrency", 16),
+                      requests_per_minute=params.get("rpm"),
+                      tokens_per_minute=params.get("tpm"),
+                      max_retries=params.get("max_retries", 8),
+                      max_cost=params.get("max_cost"),
+                      prices=PriceTable.from_file(params["prices"]) if params.get("prices")
+                      else None,
+                      progress=progress_default and not params.get("no_progress", False),
+                      seed=params.get("seed", 0))
+
+
+def build_settings(params: dict):
+    """:class:`fairjudge.judges.GenerationSettings` from the generation options."""
+    from fairjudge.judges import GenerationSettings
+
+    return GenerationSettings(temperature=params.get("temperature", 0.0),
+                              max_tokens=params.get("max_tokens"),
+                              max_completion_tokens=params.get("max_completion_tokens"),
+                              json_response=params.get("json_mode", False),
+                              logprobs=params.get("logprobs", 0),
+                              reasoning_effort=params.get("reasoning_effort"))
+
+
+def open_cache(params: dict):
+    """The completion cache named by ``--cache`` (or the default), with its path."""
+    from fairjudge.judges import CompletionCache
+
+    path = Path(params["cache_path"]) if params.get("cache_path") else default_cache_path()
+    return CompletionCache(path), path
