@@ -14,7 +14,7 @@ HEADERS = "\n".join([
     "###### Six",
     "####### seven hashes is not a header",
     "#no space is not a header",
-    "  # indented is not a header",
+    "    # four spaces of indentation is code, not a header",
     "text with a # in the middle",
 ])
 
@@ -99,9 +99,11 @@ def test_markdown_is_the_sum_of_the_counts():
     text = "\n".join([HEADERS, LISTS, BOLD, CODE])
     row = _row(text)
     assert row["md_headers"] == 4 and row["md_list_items"] == 9
-    # BOLD has 4 spans and LISTS one ("**bold** is not a bullet").
-    assert row["md_bold"] == 5 and row["md_code_blocks"] == 2
-    assert row["markdown"] == 4 + 9 + 5 + 2
+    # BOLD has 4 spans and LISTS one ("**bold** is not a bullet"); BOLD's `**in code**` is
+    # an inline code span.
+    assert row["md_bold"] == 5 and row["md_code_blocks"] == 2 and row["md_inline_code"] == 1
+    assert row["md_links"] == row["md_tables"] == 0
+    assert row["markdown"] == 4 + 9 + 5 + 2 + 1
 
 
 def test_missing_texts_are_empty():

@@ -35,14 +35,13 @@ from fairjudge._cli._common import echo_json
 def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, probes, strategy,
           gold, cache_path, concurrency, replay, replay_judge, seed, as_json, html_path):
     """Audit a judge from recorded verdicts or by running it on pairs and probes."""
-    import numpy as np
     import pandas as pd
 
     from fairjudge._cli.judge import DEFAULT_CACHE, build_backends
     from fairjudge.audit import audit_verdicts, load_gold
-    from fairjudge.audit.probes import score_probes
     from fairjudge.data import load_items, load_pairs, load_verdicts, read_table
     from fairjudge.judges import RunOptions, CompletionCache
+    from fairjudge.probes import score_probes
     from fairjudge.report import audit_html, render_audits
     from fairjudge.strategies import judge_pairs
 
@@ -52,7 +51,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     item_table = load_items(items) if items else None
     gold_table = load_gold(gold) if gold else None
     probe_table = read_table(probes) if probes else None
-    probe_runs = []  # (judge, per-probe verdicts in the probe frame, calls as shown)
+    probe_runs = []  # (judge, its per-call verdicts on the probes)
     if verdicts_path:
         verdicts = load_verdicts(verdicts_path)
         if probe_table is not None:
@@ -62,9 +61,9 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
                     "verdicts cannot be matched to the probes; judge the probes with "
                     "`fairjudge judge` (which writes them) or drop --probes")
             is_probe = verdicts["pair_id"].astype(str).isin(probe_table["id"].astype(str))
-            calls = verdicts[is_probe.to_numpy()].rename(columns={"pair_id": "id"})
+            calls = verdicts[is_probe.to_numpy()].copy()
             for judge, part in calls.groupby("judge", sort=True):
-                probe_runs.append((str(judge), _to_probe_frame(part), part))
+                probe_runs.append((str(judge), part))
             verdicts = verdicts[~is_probe.to_numpy()]
     else:
         if not (pairs or probes):
@@ -83,9 +82,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
                 result = judge_pairs(load_pairs(probe_table[["id", "question", "a", "b"]]),
                                      strategy, [judge_backend], cache=cache, options=options,
                                      seed=seed)
-                probe_runs.append((judge_backend.label,
-                                   result.aggregate.rename(columns={"pair_id": "id"}),
-                                   result.calls.rename(columns={"pair_id": "id"})))
+                probe_runs.append((judge_backend.label, result.calls))
                 frames.append(result.calls)
         cache.close()
         verdicts = load_verdicts(pd.concat(frames, ignore_index=True))
@@ -95,8 +92,8 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     audits = audit_verdicts(verdicts, items=item_table, gold=gold_table, rng=seed) \
         if len(verdicts) else {}
     scores, by_judge = None, {}
-    for judge, probe_verdicts, calls in probe_runs:
-        table = score_probes(probe_table, probe_verdicts, calls=calls, rng=seed)
+    for judge, calls in probe_runs:
+        table = score_probes(probe_table, calls, rng=seed).to_frame()
         table.insert(0, "judge", judge)
         by_judge[judge] = dict(zip(table["bias_type"], table["bias"]))
         scores = table if scores is None else pd.concat([scores, table], ignore_index=True)
@@ -116,18 +113,3 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
         click.echo(render_audits(audits, scores))
         if html_path:
             click.echo(f"\nHTML report written to {html_path}")
-
-
-def _to_probe_frame(verdicts):
-    """Recorded probe verdicts (one per probe, possibly shown swapped) in the probe's frame."""
-    import numpy as np
-
-    swapped = (verdicts["order"] == "ba").to_numpy()
-    winner = verdicts["winner"].astype("string").fillna("").to_numpy(dtype=object)
-    flipped = np.where(winner == "a", "b", np.where(winner == "b", "a", winner))
-    out = verdicts[["id"]].copy()
-    out["winner"] = np.where(swapped, flipped, winner)
-    out.loc[out["winner"] == "", "winner"] = None
-    out["outcome_detail"] = (verdicts["outcome_detail"] if "outcome_detail" in verdicts.columns
-                             else np.where(out["winner"].isna(), "invalid", "win"))
-    return out.reset_index(drop=True)

@@ -14,8 +14,8 @@ import click
               show_default=True)
 def probes(records, out, seed, kinds):
     """Build probe pairs from RECORDS (question, answer[, source]) for `fairjudge audit`."""
-    from fairjudge.audit.probes import build_probes
     from fairjudge.data import read_table, write_table
+    from fairjudge.probes import build_probes
 
     table = build_probes(read_table(records), seed=seed,
                          kinds=tuple(k.strip().upper() for k in kinds.split(",") if k.strip()))

@@ -3,7 +3,7 @@
 Position metrics [position-bias-swap], covariate bias and self-preference from natural data,
 agreement with gold, strategy comparison [debiasing-strategies-study], and the external
 validity of covariate correction [bias-aware-active-topk §6]. Controlled probes live in
-:mod:`fairjudge.audit.probes`.
+:mod:`fairjudge.probes`.
 """
 
 from fairjudge.audit._audit import JudgeAudit, audit_verdicts

@@ -13,12 +13,12 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._gold import gold_choice
 from fairjudge.audit._position import pair_clusters
 from fairjudge.data._schema import _where
-from fairjudge.data._features import text_features
+from fairjudge.data._features import MARKDOWN_COLUMNS, text_features
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import normal_interval
 
-MARKDOWN_FEATURES = ("md_headers", "md_list_items", "md_bold", "md_code_blocks")
+MARKDOWN_FEATURES = MARKDOWN_COLUMNS  # one definition: fairjudge.data._markdown
 
 
 def item_features(items: pd.DataFrame) -> pd.DataFrame:
@@ -94,7 +94,9 @@ def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFra
     for the total count of markdown markers; ``gold`` is +1 / -1 / 0 when gold prefers the
     first-shown / second-shown answer / neither. With the gold term, ``b_len`` measures how
     much more the judge rewards length than the gold labels do. A second fit splits
-    markdown into headers, list items, bold and code blocks. ``l2`` is a tiny ridge that
+    markdown into its components (headers, list items, bold, code blocks, inline code,
+    links, tables; one that never differs between the two answers of a verdict is left
+    out, as it carries no information). ``l2`` is a tiny ridge that
     keeps separable data finite. Intervals are Wald intervals from the Laplace covariance.
 
     Parameters
@@ -127,7 +129,9 @@ def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFra
     split = {"first_slot": design["first_slot"], "length": design["length"]}
     for name in MARKDOWN_FEATURES:
         if name in fa.columns:
-            split[name] = _log_ratio(fa[name], fb[name])
+            ratio = _log_ratio(fa[name], fb[name])
+            if np.any(ratio != 0):
+                split[name] = ratio
     truth = None
     if gold is not None:
         truth = gold_choice(valid, gold).map({"a": 1.0, "b": -1.0, "tie": 0.0}).to_numpy()

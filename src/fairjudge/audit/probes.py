@@ -1,23 +1,7 @@
-"""Controlled bias probes: build pairs with a known answer, judge them, score the biases.
+"""Controlled bias probes, kept importable here for compatibility.
 
-See :mod:`fairjudge.audit._probes` and [debiasing-strategies-study §3.5, App. A].
+The home of probes is :mod:`fairjudge.probes`; this module re-exports its public names.
 """
 
-from fairjudge.audit._probes import (BIAS_TYPES, PROBE_COLUMNS, PROBE_KINDS, SCORE_COLUMNS,
-                                     ProbeWarning, build_probes, content_words,
-                                     markdown_to_prose, prose_to_markdown, score_probes,
-                                     split_sentences)
-
-__all__ = [
-    "BIAS_TYPES",
-    "PROBE_COLUMNS",
-    "PROBE_KINDS",
-    "SCORE_COLUMNS",
-    "ProbeWarning",
-    "build_probes",
-    "content_words",
-    "markdown_to_prose",
-    "prose_to_markdown",
-    "score_probes",
-    "split_sentences",
-]
+from fairjudge.probes import *  # noqa: F401,F403
+from fairjudge.probes import __all__  # noqa: F401
