@@ -20,7 +20,6 @@ from fairjudge.models._gate import trusted_anchor_gate
 from fairjudge.models._graph import comparison_components, describe_components
 from fairjudge.models._registry import model_spec
 
-
 BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
                 "method"]
 
@@ -176,8 +175,9 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     items = None if items is None else load_items(items, covariates)
     comparisons = encode_verdicts(verdicts, items)
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= comparisons.n_items):
-        raise ValueError(f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
-                         f"got {k!r}")
+        raise FairjudgeInputError(
+            f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
+            f"got {k!r}")
     x, names = _covariate_matrix(items, covariates)
     if spec.covariates == "required" and x is None:
         raise FairjudgeInputError(f"the {model} model needs an item table with covariates")
@@ -449,8 +449,7 @@ def _select_live(items, ids, x, names, backend, *, k, budget, rule, model, refit
                  progress) -> Selection:
     from fairjudge.active._live import run_live_topk
     from fairjudge.active._ranker import ActiveTopK, JudgeSpec
-    from fairjudge.judges import (GenerationSettings, RunOptions, backend_from_spec,
-                                  load_templates)
+    from fairjudge.judges import GenerationSettings, RunOptions, backend_from_spec, load_templates
 
     source = items.attrs.get("source", "items")
     if "text" not in items.columns:

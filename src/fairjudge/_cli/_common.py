@@ -10,7 +10,6 @@ import click
 
 from fairjudge._cli._exit import ExitCode
 
-
 BUG_REPORT = ("this is a bug in fairjudge, not a problem with your input; please report it "
               "with the command you ran and the traceback above")
 

@@ -40,7 +40,7 @@ def audit(verdicts_path, items, backend, model, base_url, api_key_env, pairs, pr
     from fairjudge._cli.judge import DEFAULT_CACHE, build_backends
     from fairjudge.audit import audit_verdicts, load_gold
     from fairjudge.data import load_items, load_pairs, load_verdicts, read_table
-    from fairjudge.judges import RunOptions, CompletionCache
+    from fairjudge.judges import CompletionCache, RunOptions
     from fairjudge.probes import score_probes
     from fairjudge.report import audit_html, render_audits
     from fairjudge.strategies import judge_pairs

@@ -141,8 +141,14 @@ def judge(pairs, backend, model, base_url, api_key_env, strategy, out, aggregate
           no_progress, as_json):
     """Judge every pair in PAIRS (JSONL: id, question, a, b[, reference]) with a strategy."""
     from fairjudge.data import load_pairs, write_table
-    from fairjudge.judges import (GenerationSettings, PriceTable, RunOptions, RunReport,
-                                  CompletionCache, load_templates)
+    from fairjudge.judges import (
+        CompletionCache,
+        GenerationSettings,
+        PriceTable,
+        RunOptions,
+        RunReport,
+        load_templates,
+    )
     from fairjudge.strategies import get_strategy, judge_pairs
 
     chosen = get_strategy(strategy)

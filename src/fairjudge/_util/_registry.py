@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Generic, TypeVar
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 T = TypeVar("T")
 
 
@@ -37,7 +39,7 @@ class Registry(Generic[T]):
             raise TypeError(f"a {self.kind} is registered as a {self.entry_type.__name__}; "
                             f"got {type(entry).__name__}")
         if entry.name in self._entries:
-            raise ValueError(f"a {self.kind} named {entry.name!r} is already registered")
+            raise FairjudgeInputError(f"a {self.kind} named {entry.name!r} is already registered")
         self._entries[entry.name] = entry
         return entry
 

@@ -6,14 +6,29 @@ offline protocol) and :func:`run_live_topk` (a real judge through the cached run
 it.
 """
 
-from fairjudge.active._experiment import (FULL_DATA_MODELS, TopkExperimentConfig,
-                                           make_oracle, run_topk_experiment)
+from fairjudge.active._experiment import (
+                                           FULL_DATA_MODELS,
+                                           TopkExperimentConfig,
+                                           make_oracle,
+                                           run_topk_experiment,
+)
 from fairjudge.active._live import LiveResult, run_live_topk, run_live_topk_async
-from fairjudge.active._loop import (ActiveResult, MatrixOracle, oracle_askable, run_active_topk,
-                                    topk_recall)
+from fairjudge.active._loop import (
+                                           ActiveResult,
+                                           MatrixOracle,
+                                           oracle_askable,
+                                           run_active_topk,
+                                           topk_recall,
+)
 from fairjudge.active._ranker import ActiveTopK, JudgeSpec, Posterior, Proposal
-from fairjudge.active._scores import (RULE_DESCRIPTIONS, RULES, SCORED_RULES, binary_entropy,
-                                      pair_scores, round_robin_schedule)
+from fairjudge.active._scores import (
+                                           RULE_DESCRIPTIONS,
+                                           RULES,
+                                           SCORED_RULES,
+                                           binary_entropy,
+                                           pair_scores,
+                                           round_robin_schedule,
+)
 from fairjudge.active._summary import TopkSummary, summarize_topk_results
 
 __all__ = [

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._ranker import ActiveTopK, Posterior
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend
@@ -77,14 +78,14 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
     """Asynchronous :func:`run_live_topk` (the backend stays open)."""
     texts = [str(t) for t in texts]
     if len(texts) != ranker.n_items:
-        raise ValueError(f"`texts` has {len(texts)} answers for {ranker.n_items} items")
+        raise FairjudgeInputError(f"`texts` has {len(texts)} answers for {ranker.n_items} items")
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ValueError(f"`budget` must be a positive integer; got {budget!r}")
+        raise FairjudgeInputError(f"`budget` must be a positive integer; got {budget!r}")
     if not isinstance(question, str) or not question.strip():
-        raise ValueError("`question` must be the non-empty prompt the items answer")
+        raise FairjudgeInputError("`question` must be the non-empty prompt the items answer")
     prompt = load_templates()[template] if isinstance(template, str) else template
     if prompt.kind != "verdict":
-        raise ValueError(f"template {prompt.name!r} is not a pairwise verdict template")
+        raise FairjudgeInputError(f"template {prompt.name!r} is not a pairwise verdict template")
     batch_size = max(1, int(batch_size or options.concurrency))
     judge = judge or next(iter(ranker.judges))
     report = report if report is not None else RunReport()

@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._ranker import ActiveTopK
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
@@ -22,7 +23,7 @@ class MatrixOracle:
     def __init__(self, matrix):
         matrix = np.asarray(matrix, dtype=float)
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
-            raise ValueError(f"a verdict matrix must be square; got shape {matrix.shape}")
+            raise FairjudgeInputError(f"a verdict matrix must be square; got shape {matrix.shape}")
         self.matrix = matrix
 
     def recorded(self, first: int, second: int) -> bool:
@@ -160,18 +161,19 @@ def run_active_topk(
     ActiveResult
     """
     if not (isinstance(n_items, (int, np.integer)) and n_items >= 2):
-        raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
+        raise FairjudgeInputError(f"`n_items` must be an integer >= 2; got {n_items!r}")
     if not (isinstance(budget, (int, np.integer)) and budget >= 1):
-        raise ValueError(f"`budget` must be a positive integer; got {budget!r}")
+        raise FairjudgeInputError(f"`budget` must be a positive integer; got {budget!r}")
     matrix = getattr(oracle, "matrix", None)
     if matrix is not None and np.shape(matrix) != (n_items, n_items):
-        raise ValueError(f"the oracle's verdict matrix has shape {np.shape(matrix)}; expected "
-                         f"({n_items}, {n_items}) for n_items={n_items}")
+        raise FairjudgeInputError(
+            f"the oracle's verdict matrix has shape {np.shape(matrix)}; expected "
+            f"({n_items}, {n_items}) for n_items={n_items}")
     if true_quality is not None:
         true_quality = np.asarray(true_quality, dtype=float)
         if true_quality.shape != (n_items,):
-            raise ValueError(f"`true_quality` must have shape ({n_items},); got "
-                             f"{true_quality.shape}")
+            raise FairjudgeInputError(f"`true_quality` must have shape ({n_items},); got "
+                                      f"{true_quality.shape}")
     askable = oracle_askable(oracle, n_items)
     ranker = ActiveTopK(tuple(str(i) for i in (item_ids if item_ids is not None
                                                else range(n_items))),
@@ -203,7 +205,7 @@ def run_active_topk(
         recall.append(last_recall)
     final = ranker.posterior()
     if final.fit is None:
-        raise ValueError("no usable verdict was collected (all abstentions or invalid)")
+        raise FairjudgeInputError("no usable verdict was collected (all abstentions or invalid)")
     if true_quality is not None and ranker.n_verdicts not in recall_at:
         recall_at[ranker.n_verdicts] = topk_recall(final.topk, true_quality, k)
     history = ranker.history()

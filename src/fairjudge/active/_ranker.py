@@ -18,13 +18,14 @@ import pandas as pd
 
 from fairjudge._util._rng import as_generator, content_seed
 from fairjudge._util._threads import single_threaded_blas
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._scores import RULES, SCORED_RULES, pair_scores, round_robin_schedule
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
-from fairjudge.models._registry import model_spec
 from fairjudge.models._membership import topk_membership
+from fairjudge.models._registry import model_spec
 
 # Below this pool size every matrix is small enough that BLAS threads only add overhead.
 SMALL_PROBLEM = 400
@@ -48,10 +49,11 @@ class JudgeSpec:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"a judge needs a non-empty name; got {self.name!r}")
+            raise FairjudgeInputError(f"a judge needs a non-empty name; got {self.name!r}")
         if not (np.isfinite(self.cost) and self.cost >= 0):
-            raise ValueError(f"the cost of judge {self.name!r} must be a non-negative number; "
-                             f"got {self.cost!r}")
+            raise FairjudgeInputError(
+                f"the cost of judge {self.name!r} must be a non-negative number; "
+                f"got {self.cost!r}")
 
 
 @dataclass(frozen=True)
@@ -180,14 +182,15 @@ class ActiveTopK:
             item_ids = tuple(str(i) for i in items)
             n_items = len(item_ids)
             if len(set(item_ids)) != n_items:
-                raise ValueError("item ids must be unique")
+                raise FairjudgeInputError("item ids must be unique")
         _check_settings(n_items, k, rule, model, refit_every, n_samples, prior_precision,
                         bias_prior_precision)
         if covariates is not None:
             shape = np.shape(covariates)
             if len(shape) not in (1, 2) or shape[0] != n_items:
-                raise ValueError(f"`covariates` must have shape (n_items={n_items}, d); got "
-                                 f"{shape}")
+                raise FairjudgeInputError(
+                    f"`covariates` must have shape (n_items={n_items}, d); got "
+                    f"{shape}")
         self.item_ids = item_ids
         self.n_items = n_items
         self.k = int(k)
@@ -195,9 +198,9 @@ class ActiveTopK:
         self.covariate_names = covariate_names
         specs = [j if isinstance(j, JudgeSpec) else JudgeSpec(str(j)) for j in judges]
         if not specs:
-            raise ValueError("`judges` needs at least one judge")
+            raise FairjudgeInputError("`judges` needs at least one judge")
         if len({j.name for j in specs}) != len(specs):
-            raise ValueError("judge names must be unique")
+            raise FairjudgeInputError("judge names must be unique")
         self.judges = {j.name: j for j in specs}
         self.rule = rule
         self.model = model
@@ -214,8 +217,8 @@ class ActiveTopK:
             askable = ~np.eye(n_items, dtype=bool)
         askable = np.asarray(askable, dtype=bool)
         if askable.shape != (n_items, n_items):
-            raise ValueError(f"`askable` must have shape ({n_items}, {n_items}); got "
-                             f"{askable.shape}")
+            raise FairjudgeInputError(f"`askable` must have shape ({n_items}, {n_items}); got "
+                                      f"{askable.shape}")
         self._askable = askable.copy()
         np.fill_diagonal(self._askable, False)
         available = self._askable | self._askable.T
@@ -311,11 +314,11 @@ class ActiveTopK:
             The judge to ask (default: the first judge given at construction).
         """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"`n` must be a positive integer; got {n!r}")
+            raise FairjudgeInputError(f"`n` must be a positive integer; got {n!r}")
         judge = self._judge_order[0] if judge is None else judge
         if judge not in self.judges:
-            raise ValueError(f"unknown judge {judge!r}; the ranker asks "
-                             f"{', '.join(self.judges)}")
+            raise FairjudgeInputError(f"unknown judge {judge!r}; the ranker asks "
+                                      f"{', '.join(self.judges)}")
         with _blas_for(self.n_items):
             return self._propose(int(n), judge)
 
@@ -434,7 +437,8 @@ class ActiveTopK:
             for a, b, w, j in zip(verdicts["item_a"].astype(str), verdicts["item_b"].astype(str),
                                   verdicts["winner"], judges):
                 if a not in index or b not in index:
-                    raise ValueError(f"verdict names unknown item {a if a not in index else b!r}")
+                    raise FairjudgeInputError("verdict names unknown item "
+                                              f"{a if a not in index else b!r}")
                 outcome = Outcome(str(w).lower()) if isinstance(w, str) and w else Outcome.INVALID
                 yield index[a], index[b], outcome, j, np.nan, self._fit_size()
             return
@@ -448,13 +452,14 @@ class ActiveTopK:
                 yield int(first), int(second), _as_outcome(outcome), str(judge), np.nan, \
                     self._fit_size()
             else:
-                raise ValueError("each verdict must be (first, second, outcome[, judge]) or "
-                                 f"(proposal, outcome); got {entry!r}")
+                raise FairjudgeInputError(
+                    "each verdict must be (first, second, outcome[, judge]) or "
+                    f"(proposal, outcome); got {entry!r}")
 
     def _record(self, first, second, outcome: Outcome, judge: str, score, fit_size) -> None:
         if not (0 <= first < self.n_items and 0 <= second < self.n_items) or first == second:
-            raise ValueError(f"a verdict must compare two different items among the "
-                             f"{self.n_items}; got ({first}, {second})")
+            raise FairjudgeInputError(f"a verdict must compare two different items among the "
+                                      f"{self.n_items}; got ({first}, {second})")
         if judge not in self._judge_order:
             self._judge_order.append(judge)
         h = self._history
@@ -499,8 +504,8 @@ def _as_outcome(value) -> Outcome:
     try:
         return Outcome(str(value).lower())
     except ValueError:
-        raise ValueError(f"an outcome must be one of a, b, tie, abstain, invalid; got "
-                         f"{value!r}") from None
+        raise FairjudgeInputError(f"an outcome must be one of a, b, tie, abstain, invalid; got "
+                                  f"{value!r}") from None
 
 
 def _rank_one_update(cov: np.ndarray, scores: np.ndarray, i: int, j: int) -> np.ndarray:
@@ -534,18 +539,19 @@ class _blas_for:
 def _check_settings(n_items, k, rule, model, refit_every, n_samples, prior_precision,
                     bias_prior_precision) -> None:
     if rule not in RULES:
-        raise ValueError(f"`rule` must be one of {', '.join(RULES)}; got {rule!r}")
+        raise FairjudgeInputError(f"`rule` must be one of {', '.join(RULES)}; got {rule!r}")
     model_spec(model)  # an unknown name raises, listing the registered models
     if n_items < 2:
-        raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
+        raise FairjudgeInputError(f"`n_items` must be an integer >= 2; got {n_items!r}")
     if not (isinstance(k, (int, np.integer)) and 1 <= k < n_items):
-        raise ValueError(f"`k` must be an integer between 1 and n_items-1={n_items - 1}; got "
-                         f"{k!r}")
+        raise FairjudgeInputError(
+            f"`k` must be an integer between 1 and n_items-1={n_items - 1}; got "
+            f"{k!r}")
     if not (isinstance(refit_every, (int, np.integer)) and refit_every >= 1):
-        raise ValueError(f"`refit_every` must be a positive integer; got {refit_every!r}")
+        raise FairjudgeInputError(f"`refit_every` must be a positive integer; got {refit_every!r}")
     if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 1):
-        raise ValueError(f"`n_samples` must be a positive integer; got {n_samples!r}")
+        raise FairjudgeInputError(f"`n_samples` must be a positive integer; got {n_samples!r}")
     for name, value in (("prior_precision", prior_precision),
                         ("bias_prior_precision", bias_prior_precision)):
         if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"`{name}` must be positive; got {value!r}")
+            raise FairjudgeInputError(f"`{name}` must be positive; got {value!r}")

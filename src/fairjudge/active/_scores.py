@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 SCORED_RULES = ("topk", "global", "entropy", "topk-no-variance", "topk-no-informativeness")
 UNSCORED_RULES = ("random", "round-robin")
 RULES = SCORED_RULES + UNSCORED_RULES
@@ -55,7 +57,7 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
         ``s(i, j)``; the diagonal is ``-inf`` so that it is never selected.
     """
     if rule not in SCORED_RULES:
-        raise ValueError(f"`rule` must be one of {', '.join(SCORED_RULES)}; got {rule!r}")
+        raise FairjudgeInputError(f"`rule` must be one of {', '.join(SCORED_RULES)}; got {rule!r}")
     scores = np.asarray(scores, dtype=float)
     n = scores.shape[0]
     out = np.ones((n, n))

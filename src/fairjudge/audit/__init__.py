@@ -11,9 +11,14 @@ from fairjudge.audit._compare import Comparison, compare_verdicts
 from fairjudge.audit._covariates import CovariateBias, covariate_bias, item_features
 from fairjudge.audit._external import ExternalValidity, external_validity
 from fairjudge.audit._gold import gold_choice, load_gold
-from fairjudge.audit._position import (consistency_by_gap, first_position_rate, gold_accuracy,
-                                       pair_consistency, position_consistency,
-                                       repetition_stability)
+from fairjudge.audit._position import (
+                                       consistency_by_gap,
+                                       first_position_rate,
+                                       gold_accuracy,
+                                       pair_consistency,
+                                       position_consistency,
+                                       repetition_stability,
+)
 from fairjudge.audit._self import DEFAULT_FAMILIES, SelfPreference, model_family, self_preference
 
 __all__ = [

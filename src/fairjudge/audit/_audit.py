@@ -7,8 +7,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fairjudge.audit._covariates import CovariateBias, covariate_bias
-from fairjudge.audit._position import (consistency_by_gap, first_position_rate, gold_accuracy,
-                                       position_consistency, repetition_stability)
+from fairjudge.audit._position import (
+    consistency_by_gap,
+    first_position_rate,
+    gold_accuracy,
+    position_consistency,
+    repetition_stability,
+)
 from fairjudge.audit._self import SelfPreference, self_preference
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate

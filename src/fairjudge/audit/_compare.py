@@ -117,7 +117,7 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
     """
 
     if len(tables) < 1:
-        raise ValueError("`tables` needs at least one verdict table")
+        raise FairjudgeInputError("`tables` needs at least one verdict table")
     names = list(tables)
     for name, table in tables.items():
         for column in ("judge", "strategy"):
@@ -265,7 +265,8 @@ def _recommend(table: pd.DataFrame, correct: dict, names: list) -> str:
         return f"only one configuration ({names[0]}); nothing to compare"
     rows = table.set_index("name")
     base = names[0]
-    better = [n for n in names[1:] if rows.loc[n, "p_holm"] < ALPHA and rows.loc[n, "difference"] > 0]
+    better = [n for n in names[1:]
+              if rows.loc[n, "p_holm"] < ALPHA and rows.loc[n, "difference"] > 0]
     if not better:
         gains = ", ".join(f"{n} {rows.loc[n, 'difference'] * 100:+.1f} pp (Holm p "
                           f"{rows.loc[n, 'p_holm']:.2g})" for n in names[1:])

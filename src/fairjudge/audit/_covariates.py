@@ -12,8 +12,8 @@ import pandas as pd
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._gold import gold_choice
 from fairjudge.audit._position import pair_clusters
-from fairjudge.data._schema import _where
 from fairjudge.data._features import MARKDOWN_COLUMNS, text_features
+from fairjudge.data._schema import _where
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import normal_interval
@@ -31,8 +31,8 @@ def item_features(items: pd.DataFrame) -> pd.DataFrame:
     needed = ("length",)
     missing = [c for c in needed if c not in items.columns]
     if missing:
-        raise ValueError("covariate bias needs item texts (a `text` column) or at least a "
-                         "`length` column in the item table")
+        raise FairjudgeInputError("covariate bias needs item texts (a `text` column) or at least a "
+                                  "`length` column in the item table")
     out = items[[c for c in ("length", "markdown", *MARKDOWN_FEATURES)
                  if c in items.columns]].astype(float)
     if "markdown" not in out.columns:

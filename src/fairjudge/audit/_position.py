@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 
@@ -117,8 +118,8 @@ def consistency_by_gap(verdicts: pd.DataFrame, quality, *, bins=4, level: float 
     q.index = q.index.astype(str)
     missing = ~pairs["lo"].isin(q.index) | ~pairs["hi"].isin(q.index)
     if missing.any():
-        raise ValueError(f"`quality` has no score for item "
-                         f"{pairs.loc[missing, 'lo'].iloc[0]!r} or its partner")
+        raise FairjudgeInputError(f"`quality` has no score for item "
+                                  f"{pairs.loc[missing, 'lo'].iloc[0]!r} or its partner")
     gap = (q.reindex(pairs["lo"]).to_numpy() - q.reindex(pairs["hi"]).to_numpy())
     pairs["gap"] = np.abs(gap.astype(float))
     if isinstance(bins, (int, np.integer)):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._gold import gold_choice
 from fairjudge.audit._position import pair_clusters
 from fairjudge.stats._bootstrap import bootstrap_mean
@@ -74,13 +75,14 @@ def self_preference(verdicts: pd.DataFrame, items: pd.DataFrame, *, judge: str |
         Family -> name fragments, overriding :data:`DEFAULT_FAMILIES`.
     """
     if "source" not in items.columns:
-        raise ValueError("self-preference needs a `source` column in the item table (the "
-                         "model that wrote each answer)")
+        raise FairjudgeInputError("self-preference needs a `source` column in the item table (the "
+                                  "model that wrote each answer)")
     if judge is None:
         judges = verdicts["judge"].unique() if "judge" in verdicts.columns else ["judge"]
         if len(judges) != 1:
-            raise ValueError(f"`verdicts` hold several judges ({', '.join(map(str, judges))});"
-                             " pass one judge's verdicts")
+            raise FairjudgeInputError(
+                f"`verdicts` hold several judges ({', '.join(map(str, judges))});"
+                " pass one judge's verdicts")
         judge = str(judges[0])
     family = model_family(judge, families)
     source_family = items["source"].map(lambda s: model_family(s, families))

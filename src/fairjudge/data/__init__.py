@@ -10,13 +10,32 @@ from fairjudge.data._features import text_features
 from fairjudge.data._io import load_items, load_verdicts, read_table, write_table
 from fairjudge.data._pairs import PAIR_COLUMNS, load_pairs
 from fairjudge.data._pools import QUESTION_TEMPLATE, controlled_pool, pool_question, pool_topics
-from fairjudge.data._recorded import (RECORDED_DATASETS, RecordedBenchmark, llmbar_subsets,
-                                      load_alpacaeval, load_judgebench, load_llmbar, load_prd,
-                                      load_recorded, shared_data_dir)
-from fairjudge.data._schema import (TIE_SCORE, WINNER_VALUES, Outcome, check_verdict_items,
-                                    validate_items, validate_verdicts)
-from fairjudge.data._simulator import (SimulatedJudge, balanced_binary_covariate,
-                                       matrix_to_verdicts, simulate_items, verdicts_to_matrix)
+from fairjudge.data._recorded import (
+                                      RECORDED_DATASETS,
+                                      RecordedBenchmark,
+                                      llmbar_subsets,
+                                      load_alpacaeval,
+                                      load_judgebench,
+                                      load_llmbar,
+                                      load_prd,
+                                      load_recorded,
+                                      shared_data_dir,
+)
+from fairjudge.data._schema import (
+                                      TIE_SCORE,
+                                      WINNER_VALUES,
+                                      Outcome,
+                                      check_verdict_items,
+                                      validate_items,
+                                      validate_verdicts,
+)
+from fairjudge.data._simulator import (
+                                      SimulatedJudge,
+                                      balanced_binary_covariate,
+                                      matrix_to_verdicts,
+                                      simulate_items,
+                                      verdicts_to_matrix,
+)
 
 __all__ = [
     "PAIR_COLUMNS",

@@ -8,8 +8,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from fairjudge.data._schema import (TIE_SCORE, Outcome, check_verdict_items,
-                                    verdict_covariate_differences)
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._schema import (
+    TIE_SCORE,
+    Outcome,
+    check_verdict_items,
+    verdict_covariate_differences,
+)
 
 
 @dataclass(frozen=True)
@@ -50,32 +55,34 @@ class Comparisons:
         m = self.first.shape[0]
         for name in ("second", "first_score", "weight", "judge"):
             if getattr(self, name).shape != (m,):
-                raise ValueError(f"`{name}` must have shape ({m},); got {getattr(self, name).shape}")
+                raise FairjudgeInputError(f"`{name}` must have shape ({m},); got "
+                                          f"{getattr(self, name).shape}")
         d_v = len(self.covariate_names)
         diff = (np.zeros((m, 0)) if self.covariate_diff is None
                 else np.asarray(self.covariate_diff, dtype=float))
         if diff.ndim == 1 and d_v == 1:
             diff = diff[:, None]
         if diff.shape != (m, d_v):
-            raise ValueError(f"`covariate_diff` must have shape ({m}, {d_v}) for "
-                             f"{d_v} covariate names; got {diff.shape}")
+            raise FairjudgeInputError(f"`covariate_diff` must have shape ({m}, {d_v}) for "
+                                      f"{d_v} covariate names; got {diff.shape}")
         if not np.all(np.isfinite(diff)):
-            raise ValueError("`covariate_diff` must be finite")
+            raise FairjudgeInputError("`covariate_diff` must be finite")
         object.__setattr__(self, "covariate_diff", diff)
         object.__setattr__(self, "covariate_names", tuple(str(c) for c in self.covariate_names))
         n, j = len(self.item_ids), len(self.judges)
         if m and (min(self.first.min(), self.second.min()) < 0
                   or max(self.first.max(), self.second.max()) >= n):
-            raise ValueError(f"item indices must be between 0 and n_items-1={n - 1}")
+            raise FairjudgeInputError(f"item indices must be between 0 and n_items-1={n - 1}")
         if m and np.any(self.first == self.second):
             bad = int(np.flatnonzero(self.first == self.second)[0])
-            raise ValueError(f"comparison {bad} compares item {self.first[bad]} with itself")
+            raise FairjudgeInputError(f"comparison {bad} compares item {self.first[bad]} with "
+                                      "itself")
         if m and (self.judge.min() < 0 or self.judge.max() >= j):
-            raise ValueError(f"judge indices must be between 0 and n_judges-1={j - 1}")
+            raise FairjudgeInputError(f"judge indices must be between 0 and n_judges-1={j - 1}")
         if m and not np.all(np.isin(self.first_score, (0.0, TIE_SCORE, 1.0))):
-            raise ValueError(f"`first_score` values must be 0, {TIE_SCORE} or 1")
+            raise FairjudgeInputError(f"`first_score` values must be 0, {TIE_SCORE} or 1")
         if m and not np.all(np.isfinite(self.weight) & (self.weight > 0)):
-            raise ValueError("`weight` must be positive and finite")
+            raise FairjudgeInputError("`weight` must be positive and finite")
 
     @property
     def n_items(self) -> int:
@@ -144,8 +151,9 @@ class Comparisons:
         """These comparisons followed by ``other`` (same items, judges and covariates)."""
         if (other.item_ids != self.item_ids or other.judges != self.judges
                 or other.covariate_names != self.covariate_names):
-            raise ValueError("only comparisons over the same items, judges and per-verdict "
-                             "covariates can be concatenated")
+            raise FairjudgeInputError(
+                "only comparisons over the same items, judges and per-verdict "
+                "covariates can be concatenated")
         return Comparisons(np.concatenate([self.first, other.first]),
                            np.concatenate([self.second, other.second]),
                            np.concatenate([self.first_score, other.first_score]),
@@ -191,8 +199,9 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *
         )))
     winner_codes = _codes(verdicts["winner"], pd.Index(["a", "b", "tie"]))
     if (winner_codes < 0).any():
-        raise ValueError("`verdicts` must be validated first (fairjudge.data.load_verdicts): "
-                         "a winner is not one of a, b, tie")
+        raise FairjudgeInputError(
+            "`verdicts` must be validated first (fairjudge.data.load_verdicts): "
+            "a winner is not one of a, b, tie")
     score_of = np.array([1.0, 0.0, TIE_SCORE])
     if judges is None:
         judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
@@ -201,7 +210,7 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *
         judge_codes = _codes(verdicts["judge"].astype(str), judges)
         if (judge_codes < 0).any():
             unknown = verdicts["judge"].iloc[int(np.flatnonzero(judge_codes < 0)[0])]
-            raise ValueError(f"judge {unknown!r} is not among `judges` {list(judges)}")
+            raise FairjudgeInputError(f"judge {unknown!r} is not among `judges` {list(judges)}")
     verdict_covariates = tuple(verdict_covariates)
     return Comparisons(
         first=_codes(verdicts["item_a"], index),

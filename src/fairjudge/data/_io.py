@@ -13,6 +13,7 @@ import pandas as pd
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import validate_items, validate_verdicts
 
+
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a JSONL, JSON-array, CSV/TSV or Parquet file into a DataFrame.
 

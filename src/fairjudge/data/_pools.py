@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._simulator import balanced_binary_covariate
 from fairjudge.data._statement_banks import ELABORATION_CLAUSES, TOPICS
 
@@ -69,17 +70,18 @@ def controlled_pool(topic: str = "the Moon", *, n_items: int = 30, statements_pe
     (2, [0.0, 1.0])
     """
     if topic not in TOPICS:
-        raise ValueError(f"`topic` must be one of {', '.join(TOPICS)}; got {topic!r}")
+        raise FairjudgeInputError(f"`topic` must be one of {', '.join(TOPICS)}; got {topic!r}")
     bank_true, bank_false = TOPICS[topic]["true"], TOPICS[topic]["false"]
     c = statements_per_item
     if not (isinstance(c, (int, np.integer)) and 1 <= c <= min(len(bank_true), len(bank_false))):
-        raise ValueError(f"`statements_per_item` must be between 1 and "
-                         f"{min(len(bank_true), len(bank_false))} for {topic!r}; got {c!r}")
+        raise FairjudgeInputError(
+            f"`statements_per_item` must be between 1 and "
+            f"{min(len(bank_true), len(bank_false))} for {topic!r}; got {c!r}")
     if not (isinstance(n_items, (int, np.integer)) and n_items >= 2):
-        raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
+        raise FairjudgeInputError(f"`n_items` must be an integer >= 2; got {n_items!r}")
     if not (isinstance(n_fully_correct, (int, np.integer)) and 0 <= n_fully_correct <= n_items):
-        raise ValueError(f"`n_fully_correct` must be between 0 and n_items={n_items}; "
-                         f"got {n_fully_correct}")
+        raise FairjudgeInputError(f"`n_fully_correct` must be between 0 and n_items={n_items}; "
+                                  f"got {n_fully_correct}")
     rng = as_generator(rng)
     n_true = np.concatenate([np.full(n_fully_correct, c),
                              rng.integers(0, c, n_items - n_fully_correct)])

@@ -19,7 +19,8 @@ from fairjudge.data._schema import TIE_SCORE, Outcome
 
 def balanced_binary_covariate(quality, rng, *, max_abs_corr: float = 0.12,
                               max_tries: int = 10_000) -> np.ndarray:
-    """A 0/1 covariate with ``floor(N/2)`` zeros, shuffled until ``|corr(quality, x)| < max_abs_corr``.
+    """A 0/1 covariate with ``floor(N/2)`` zeros, shuffled until
+    ``|corr(quality, x)| < max_abs_corr``.
 
     This is the paper's verbosity assignment: a balanced shuffle, rejected unless nearly
     uncorrelated with quality, so that verbosity is decoupled from quality by construction.
@@ -28,7 +29,7 @@ def balanced_binary_covariate(quality, rng, *, max_abs_corr: float = 0.12,
     quality = np.asarray(quality, dtype=float)
     n = quality.size
     if n < 2:
-        raise ValueError(f"need at least 2 items; got {n}")
+        raise FairjudgeInputError(f"need at least 2 items; got {n}")
     x = np.zeros(n)
     x[n // 2:] = 1.0
     for _ in range(max_tries):
@@ -50,7 +51,7 @@ def simulate_items(n_items: int = 30, *, quality_sd: float = 1.25, max_abs_corr:
         ready for :func:`fairjudge.rank` / :func:`fairjudge.select`.
     """
     if not (isinstance(n_items, (int, np.integer)) and n_items >= 2):
-        raise ValueError(f"`n_items` must be an integer >= 2; got {n_items!r}")
+        raise FairjudgeInputError(f"`n_items` must be an integer >= 2; got {n_items!r}")
     rng = as_generator(rng)
     quality = rng.normal(0.0, quality_sd, n_items)
     verbose = balanced_binary_covariate(quality, rng, max_abs_corr=max_abs_corr)
@@ -95,7 +96,7 @@ class SimulatedJudge:
         self.bias = np.broadcast_to(np.asarray(self.bias, dtype=float),
                                     (self.covariates.shape[1],)).copy()
         if self.covariates.shape[0] != self.quality.shape[0]:
-            raise ValueError("`quality` and `covariates` must describe the same items")
+            raise FairjudgeInputError("`quality` and `covariates` must describe the same items")
         self.rng = as_generator(self.rng)
 
     def probability_first(self, first, second) -> np.ndarray:

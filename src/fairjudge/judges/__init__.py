@@ -14,21 +14,55 @@ LM scored by next-token logits), ``replay`` (recorded verdicts) and ``simulated`
 bias knobs). :mod:`fairjudge.judges.testing` holds a loopback provider server for tests.
 """
 
-from fairjudge.judges._base import (BACKENDS, JudgeBackend, JudgeBackendError, RequestRejected,
-                                    RetryableError, backend_from_spec, get_backend,
-                                    register_backend)
+from fairjudge.judges._base import (
+                                    BACKENDS,
+                                    JudgeBackend,
+                                    JudgeBackendError,
+                                    RequestRejected,
+                                    RetryableError,
+                                    backend_from_spec,
+                                    get_backend,
+                                    register_backend,
+)
 from fairjudge.judges._cache import CompletionCache, cache_key, normalise_endpoint
-from fairjudge.judges._parsing import (RUBRIC_PARSER, VERDICT_PARSER, LikertParser, ParsedVerdict,
-                                       RubricParser, VerdictParser, parse_rubric_scores,
-                                       parse_verdict, parse_verdicts, strip_hidden_reasoning,
-                                       verdict_probabilities)
+from fairjudge.judges._parsing import (
+                                    RUBRIC_PARSER,
+                                    VERDICT_PARSER,
+                                    LikertParser,
+                                    ParsedVerdict,
+                                    RubricParser,
+                                    VerdictParser,
+                                    parse_rubric_scores,
+                                    parse_verdict,
+                                    parse_verdicts,
+                                    strip_hidden_reasoning,
+                                    verdict_probabilities,
+)
 from fairjudge.judges._prompts import BUILTIN_TEMPLATES, RUBRIC, PromptTemplate, load_templates
-from fairjudge.judges._runner import (Price, PriceTable, RateLimiter, RunOptions, RunReport,
-                                      execute_requests, run_requests)
-from fairjudge.judges._structured import (JSONSchemaParser, StructuredResult,
-                                         generate_structured, run_structured)
-from fairjudge.judges._types import (CallResult, Completion, GenerationSettings, JudgeRequest,
-                                     Message, Usage, Verdict)
+from fairjudge.judges._runner import (
+                                    Price,
+                                    PriceTable,
+                                    RateLimiter,
+                                    RunOptions,
+                                    RunReport,
+                                    execute_requests,
+                                    run_requests,
+)
+from fairjudge.judges._structured import (
+                                    JSONSchemaParser,
+                                    StructuredResult,
+                                    generate_structured,
+                                    run_structured,
+)
+from fairjudge.judges._types import (
+                                    CallResult,
+                                    Completion,
+                                    GenerationSettings,
+                                    JudgeRequest,
+                                    Message,
+                                    Usage,
+                                    Verdict,
+)
 
 __all__ = [
     "BACKENDS",

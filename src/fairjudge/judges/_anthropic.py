@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
 from fairjudge.judges._cache import normalise_endpoint
 from fairjudge.judges._http import HTTPClient
@@ -42,7 +43,7 @@ class AnthropicBackend(JudgeBackend):
                  api_key_env: str = "ANTHROPIC_API_KEY", max_tokens: int = 1024,
                  timeout: float = 60.0, max_connections: int = 0, key_port: bool = True):
         if not model:
-            raise ValueError("`model` is required for the anthropic backend")
+            raise FairjudgeInputError("`model` is required for the anthropic backend")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.default_max_tokens = int(max_tokens)

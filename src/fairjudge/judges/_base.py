@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import importlib
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._types import Completion, JudgeRequest
 
 
@@ -82,7 +83,7 @@ def get_backend(name: str, **settings) -> JudgeBackend:
     dependency raises ImportError naming the extra to install.
     """
     if name not in _REGISTRY:
-        raise ValueError(f"unknown backend {name!r}; choose from {', '.join(_REGISTRY)}")
+        raise FairjudgeInputError(f"unknown backend {name!r}; choose from {', '.join(_REGISTRY)}")
     module, cls, extra = _REGISTRY[name]
     try:
         backend_cls = getattr(importlib.import_module(module), cls)
@@ -109,8 +110,9 @@ def backend_from_spec(spec: str, **settings) -> JudgeBackend:
     'simulated:biased-judge'
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"a judge spec is '<backend>:<model>', e.g. 'openai:gpt-4o-mini'; "
-                         f"got {spec!r}")
+        raise FairjudgeInputError(
+            f"a judge spec is '<backend>:<model>', e.g. 'openai:gpt-4o-mini'; "
+            f"got {spec!r}")
     name, _, model = spec.strip().partition(":")
     if model:
         settings = {"model": model, **settings}

@@ -14,6 +14,7 @@ import inspect
 import threading
 import time
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
@@ -278,30 +279,33 @@ class HFBackend(JudgeBackend):
 def _validate(model, model_object, tokenizer, batch_size, labels, tie_label,
               max_new_tokens) -> None:
     if model is not None and (not isinstance(model, str) or not model):
-        raise ValueError(f"`model` must be a non-empty model id or folder; got {model!r}")
+        raise FairjudgeInputError(f"`model` must be a non-empty model id or folder; got {model!r}")
     if model_object is None and model is None:
-        raise ValueError("pass `model` (a Hugging Face model id or local folder) or "
-                         "`model_object` and `tokenizer`")
+        raise FairjudgeInputError("pass `model` (a Hugging Face model id or local folder) or "
+                                  "`model_object` and `tokenizer`")
     if model_object is not None and tokenizer is None and model is None:
-        raise ValueError("`model_object` needs its `tokenizer` (or a `model` to load it from)")
+        raise FairjudgeInputError("`model_object` needs its `tokenizer` (or a `model` to load it "
+                                  "from)")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"`batch_size` must be a positive integer; got {batch_size!r}")
+        raise FairjudgeInputError(f"`batch_size` must be a positive integer; got {batch_size!r}")
     if (isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int)
             or max_new_tokens < 1):
-        raise ValueError(f"`max_new_tokens` must be a positive integer; got {max_new_tokens!r}")
+        raise FairjudgeInputError("`max_new_tokens` must be a positive integer; got "
+                                  f"{max_new_tokens!r}")
     if (not isinstance(labels, tuple) or len(labels) != 2
             or not all(isinstance(x, str) and x.strip() for x in labels)
             or labels[0] == labels[1]):
-        raise ValueError(f"`labels` must be two distinct non-empty strings; got {labels!r}")
+        raise FairjudgeInputError(
+            f"`labels` must be two distinct non-empty strings; got {labels!r}")
     if tie_label is not None and (not isinstance(tie_label, str) or not tie_label.strip()
                                   or tie_label in labels):
-        raise ValueError(f"`tie_label` must be a non-empty string other than {labels!r}; "
-                         f"got {tie_label!r}")
+        raise FairjudgeInputError(f"`tie_label` must be a non-empty string other than {labels!r}; "
+                                  f"got {tie_label!r}")
 
 
 def _load(auto_class, model: str | None, local_files_only: bool, what: str):
     if model is None:  # pragma: no cover - excluded by _validate
-        raise ValueError(f"pass `model` to load the {what}")
+        raise FairjudgeInputError(f"pass `model` to load the {what}")
     try:
         return auto_class.from_pretrained(model, local_files_only=local_files_only)
     except (OSError, ValueError) as err:
@@ -328,17 +332,19 @@ def _label_token_ids(tokenizer, labels: tuple) -> list[list[int]]:
                 continue
             ids.append(int(encoded[0]))
         if not ids:
-            raise ValueError(f"label {label!r} has no token of its own in this tokenizer "
-                             "(it encodes to nothing, whitespace or the unknown token); "
-                             "choose labels the tokenizer knows")
+            raise FairjudgeInputError(f"label {label!r} has no token of its own in this tokenizer "
+                                      "(it encodes to nothing, whitespace or the unknown token); "
+                                      "choose labels the tokenizer knows")
         result.append(ids)
     for i in range(len(labels)):
         for j in range(i + 1, len(labels)):
             shared = set(result[i]) & set(result[j])
             if shared:
-                raise ValueError(f"labels {labels[i]!r} and {labels[j]!r} share first token "
-                                 f"id(s) {sorted(shared)}, so their logits cannot tell them "
-                                 "apart; choose labels whose first tokens differ")
+                raise FairjudgeInputError(
+                    f"labels {labels[i]!r} and {labels[j]!r} share first token "
+                    f"id(s) {sorted(shared)}, so their logits cannot tell "
+                    "them "
+                    "apart; choose labels whose first tokens differ")
     return result
 
 

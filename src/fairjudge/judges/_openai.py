@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
 from fairjudge.judges._cache import normalise_endpoint
 from fairjudge.judges._http import HTTPClient
@@ -44,7 +45,7 @@ class OpenAIBackend(JudgeBackend):
                  max_connections: int = 0, extra_body: dict | None = None,
                  key_port: bool = True):
         if not model:
-            raise ValueError("`model` is required for the openai backend")
+            raise FairjudgeInputError("`model` is required for the openai backend")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.extra_body = dict(extra_body or {})

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from fairjudge.data._schema import Outcome
-from fairjudge.judges._types import CallResult, Completion, Verdict
+from fairjudge.judges._types import Completion, Verdict
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _OPEN_THINK = re.compile(r"^\s*<(think|thinking|reasoning)>", re.IGNORECASE)

@@ -78,7 +78,7 @@ class PromptTemplate:
                reference: str | None = None, rubric: str = RUBRIC) -> tuple:
         """The chat messages for one call, answers in the order shown."""
         if "{{reference}}" in self.user and reference is None:
-            raise ValueError(f"template {self.name!r} needs a reference answer")
+            raise FairjudgeInputError(f"template {self.name!r} needs a reference answer")
         values = {"question": question, "answer_a": answer_a, "answer_b": answer_b,
                   "reference": reference or "", "rubric": rubric}
         # One pass: placeholder-like text inside an answer is never expanded again.

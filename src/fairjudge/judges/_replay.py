@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._io import load_verdicts
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend, JudgeBackendError
@@ -39,18 +40,19 @@ class ReplayBackend(JudgeBackend):
         table = _load(verdicts)
         if strategy is not None:
             if "strategy" not in table.columns:
-                raise ValueError("`strategy` given but the verdict table has no strategy column")
+                raise FairjudgeInputError("`strategy` given but the verdict table has no strategy "
+                                          "column")
             table = table[table["strategy"] == strategy]
         if "judge" in table.columns:
             judges = sorted(table["judge"].dropna().astype(str).unique())
             if judge is not None:
                 table = table[table["judge"].astype(str) == judge]
             elif len(judges) > 1:
-                raise ValueError(f"the recorded verdicts come from several judges "
-                                 f"({', '.join(judges[:6])}); choose one with `judge`")
+                raise FairjudgeInputError(f"the recorded verdicts come from several judges "
+                                          f"({', '.join(judges[:6])}); choose one with `judge`")
             judge = judge or (judges[0] if judges else "recorded")
         if table.empty:
-            raise ValueError("no recorded verdicts left after filtering by judge/strategy")
+            raise FairjudgeInputError("no recorded verdicts left after filtering by judge/strategy")
         self.model = judge or "recorded"
         self._table: dict[tuple[str, str], list] = {}
         raw = table["raw"] if "raw" in table.columns else pd.Series(None, index=table.index)

@@ -13,9 +13,7 @@ import numpy as np
 
 from fairjudge._util._files import read_json_file
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.data._schema import Outcome
-from fairjudge.judges._base import (JudgeBackend, JudgeBackendError, RequestRejected,
-                                    RetryableError)
+from fairjudge.judges._base import JudgeBackend, JudgeBackendError, RequestRejected, RetryableError
 from fairjudge.judges._cache import CompletionCache, cache_key, legacy_cache_key
 from fairjudge.judges._types import CallResult, JudgeRequest, Usage
 
@@ -154,7 +152,7 @@ class RateLimiter:
 
     def __init__(self, per_minute: float):
         if per_minute <= 0:
-            raise ValueError(f"rate limits must be positive; got {per_minute}")
+            raise FairjudgeInputError(f"rate limits must be positive; got {per_minute}")
         self.interval = 60.0 / per_minute
         self._next = 0.0
 

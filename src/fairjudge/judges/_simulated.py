@@ -6,6 +6,7 @@ import hashlib
 
 import numpy as np
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._io import load_items
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend
@@ -53,8 +54,9 @@ class SimulatedBackend(JudgeBackend):
         if self.items is not None:
             missing = [c for c in self.bias if c not in self.items.columns]
             if missing:
-                raise ValueError(f"the simulated judge's covariate `{missing[0]}` is not a "
-                                 "column of the item table")
+                raise FairjudgeInputError(
+                    f"the simulated judge's covariate `{missing[0]}` is not a "
+                    "column of the item table")
         self.position = float(position)
         self.seed = int(seed)
         self.model = model

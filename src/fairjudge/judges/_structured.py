@@ -14,12 +14,18 @@ import asyncio
 import json
 from dataclasses import dataclass, replace
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
 from fairjudge.judges._parsing import _json_candidates, strip_hidden_reasoning
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
-from fairjudge.judges._types import (CallResult, Completion, GenerationSettings, JudgeRequest,
-                                     Message)
+from fairjudge.judges._types import (
+    CallResult,
+    Completion,
+    GenerationSettings,
+    JudgeRequest,
+    Message,
+)
 
 REASK = ("Your previous reply could not be used: {error}. Reply again with only a JSON "
          "value that satisfies the required schema, and nothing else.")
@@ -32,12 +38,13 @@ def _validator(schema: dict):
         raise ImportError("structured outputs need jsonschema: pip install jsonschema") \
             from err
     if not isinstance(schema, dict):
-        raise ValueError(f"`schema` must be a JSON schema (a dict); got {type(schema).__name__}")
+        raise FairjudgeInputError("`schema` must be a JSON schema (a dict); got "
+                                  f"{type(schema).__name__}")
     cls = jsonschema.validators.validator_for(schema)
     try:
         cls.check_schema(schema)
     except jsonschema.exceptions.SchemaError as err:
-        raise ValueError(f"`schema` is not a valid JSON schema: {err.message}") from None
+        raise FairjudgeInputError(f"`schema` is not a valid JSON schema: {err.message}") from None
     return cls(schema)
 
 
@@ -151,7 +158,8 @@ async def generate_structured(backend: JudgeBackend, prompts, schema: dict, *,
         If ``schema`` is not a valid JSON schema or ``max_reasks`` is negative.
     """
     if not isinstance(max_reasks, int) or isinstance(max_reasks, bool) or max_reasks < 0:
-        raise ValueError(f"`max_reasks` must be a non-negative integer; got {max_reasks!r}")
+        raise FairjudgeInputError(
+            f"`max_reasks` must be a non-negative integer; got {max_reasks!r}")
     parser = JSONSchemaParser(schema)
     _validator(schema)
     settings = replace(settings, json_response=True)

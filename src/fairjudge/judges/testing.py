@@ -40,6 +40,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 if TYPE_CHECKING:  # pragma: no cover
     from aiohttp import web
 
@@ -168,18 +170,21 @@ class FaultPlan:
                      "slow_rate"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"`{name}` must be a number between 0 and 1; got {value!r}")
+                raise FairjudgeInputError(f"`{name}` must be a number between 0 and 1; got "
+                                          f"{value!r}")
         total = sum(rate for _, rate in self._bands())
         if total > 1.0 + 1e-12:
-            raise ValueError(f"the fault rates must sum to at most 1 (one fault per request); "
-                             f"got {total:g}")
+            raise FairjudgeInputError(
+                f"the fault rates must sum to at most 1 (one fault per request); "
+                f"got {total:g}")
         for name in ("slow_seconds", "retry_after"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ValueError(f"`{name}` must be a finite number >= 0; got {value!r}")
+                raise FairjudgeInputError(f"`{name}` must be a finite number >= 0; got {value!r}")
         cap = self.max_faults_per_call
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
-            raise ValueError(f"`max_faults_per_call` must be None or an integer >= 0; got {cap!r}")
+            raise FairjudgeInputError("`max_faults_per_call` must be None or an integer >= 0; got "
+                                      f"{cap!r}")
 
     def _bands(self):
         return (("drop", self.drop_rate), ("429", self.rate_429), ("500", self.rate_500),
@@ -393,18 +398,20 @@ class FakeProviderServer:
                  faults: FaultPlan | None = None, port: int = 0, responder=None):
         if isinstance(first_slot_lean, bool) or not isinstance(first_slot_lean, (int, float)) \
                 or not math.isfinite(first_slot_lean):
-            raise ValueError(f"`first_slot_lean` must be a finite number; got {first_slot_lean!r}")
+            raise FairjudgeInputError("`first_slot_lean` must be a finite number; got "
+                                      f"{first_slot_lean!r}")
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError(f"`seed` must be an integer; got {seed!r}")
+            raise FairjudgeInputError(f"`seed` must be an integer; got {seed!r}")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise ValueError(f"`port` must be an integer between 0 and 65535; got {port!r}")
+            raise FairjudgeInputError(
+                f"`port` must be an integer between 0 and 65535; got {port!r}")
         try:
             import aiohttp  # noqa: F401
         except ImportError as exc:
             raise ImportError(_MISSING_AIOHTTP) from exc
         self.faults = FaultPlan() if faults is None else faults
         if responder is not None and not callable(responder):
-            raise ValueError("`responder` must be callable (prompt text -> reply or None)")
+            raise FairjudgeInputError("`responder` must be callable (prompt text -> reply or None)")
         self._judge = _ScriptedJudge(seed=seed, first_slot_lean=float(first_slot_lean),
                                      responder=responder)
         self._seed = seed

@@ -4,10 +4,19 @@ Every estimator takes :class:`fairjudge.data.Comparisons` (and item covariates a
 and returns a :class:`BTFit`; none does I/O.
 """
 
-from fairjudge.models._baselines import (length_residualized_bt, swap_majority_bt,
-                                         swap_majority_comparisons)
-from fairjudge.models._bt import (POSITION, BiasEstimate, BTFit, bias_aware_bt, bt_pairwise,
-                                  hierarchical_bias_aware_bt)
+from fairjudge.models._baselines import (
+                                         length_residualized_bt,
+                                         swap_majority_bt,
+                                         swap_majority_comparisons,
+)
+from fairjudge.models._bt import (
+                                         POSITION,
+                                         BiasEstimate,
+                                         BTFit,
+                                         bias_aware_bt,
+                                         bt_pairwise,
+                                         hierarchical_bias_aware_bt,
+)
 from fairjudge.models._dispatch import MODELS, fit_model
 from fairjudge.models._gate import AnchorGate, anchor_agreement, trusted_anchor_gate
 from fairjudge.models._graph import comparison_components

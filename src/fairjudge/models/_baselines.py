@@ -6,10 +6,16 @@ from dataclasses import replace
 
 import numpy as np
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import TIE_SCORE
-from fairjudge.models._bt import (BiasEstimate, BTFit, _check_common, bt_pairwise,
-                                  standardise_covariates)
+from fairjudge.models._bt import (
+    BiasEstimate,
+    BTFit,
+    _check_common,
+    bt_pairwise,
+    standardise_covariates,
+)
 from fairjudge.models._registry import ModelSpec, register_model
 
 
@@ -65,9 +71,10 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
     """
     _check_common(comparisons, prior_precision)
     if comparisons.covariate_names:
-        raise ValueError("the residualized baseline removes item-level covariates from the "
-                         "scores; per-verdict covariates "
-                         f"({', '.join(comparisons.covariate_names)}) need the bias-aware model")
+        raise FairjudgeInputError(
+            "the residualized baseline removes item-level covariates from the "
+            "scores; per-verdict covariates "
+            f"({', '.join(comparisons.covariate_names)}) need the bias-aware model")
     _, names, _ = standardise_covariates(covariates, covariate_names, comparisons.n_items)
     x = np.asarray(covariates, dtype=float).reshape(comparisons.n_items, -1)
     naive = bt_pairwise(comparisons, prior_precision=prior_precision, check_graph=check_graph)

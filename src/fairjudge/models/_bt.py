@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import expit
 
 from fairjudge._util._threads import single_threaded_blas
-from fairjudge._util._warnings import ConvergenceWarning
+from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.data._encode import Comparisons
 from fairjudge.models._engine import PenalisedBT, aggregate_pairs
 from fairjudge.models._graph import warn_if_disconnected
@@ -128,7 +128,8 @@ class BTFit:
 
 def _check_k(k: int, n_items: int) -> None:
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= n_items):
-        raise ValueError(f"`k` must be an integer between 1 and n_items={n_items}; got {k!r}")
+        raise FairjudgeInputError(f"`k` must be an integer between 1 and n_items={n_items}; got "
+                                  f"{k!r}")
 
 
 def standardise_covariates(covariates, covariate_names, n_items: int):
@@ -139,22 +140,23 @@ def standardise_covariates(covariates, covariate_names, n_items: int):
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2 or x.shape[0] != n_items:
-        raise ValueError(
+        raise FairjudgeInputError(
             f"`covariates` must have shape (n_items={n_items}, d); got {np.shape(covariates)}")
     if not np.all(np.isfinite(x)):
-        raise ValueError("`covariates` must be finite; found NaN or infinity")
+        raise FairjudgeInputError("`covariates` must be finite; found NaN or infinity")
     if covariate_names is None:
         covariate_names = tuple(f"x{m}" for m in range(x.shape[1]))
     covariate_names = tuple(str(c) for c in covariate_names)
     if len(covariate_names) != x.shape[1]:
-        raise ValueError(f"`covariate_names` has {len(covariate_names)} names for "
-                         f"{x.shape[1]} covariate columns")
+        raise FairjudgeInputError(f"`covariate_names` has {len(covariate_names)} names for "
+                                  f"{x.shape[1]} covariate columns")
     if POSITION in covariate_names:
-        raise ValueError(f"`{POSITION}` is reserved for the position term; rename the covariate")
+        raise FairjudgeInputError(f"`{POSITION}` is reserved for the position term; rename the "
+                                  "covariate")
     scale = x.std(axis=0)
     constant = np.flatnonzero(scale == 0)
     if constant.size:
-        raise ValueError(
+        raise FairjudgeInputError(
             f"covariate `{covariate_names[constant[0]]}` is constant across items, so its "
             "effect cannot be estimated; drop it")
     return (x - x.mean(axis=0)) / scale, covariate_names, scale
@@ -173,12 +175,13 @@ def standardise_verdict_covariates(comparisons: Comparisons):
     if not names:
         return np.zeros((len(comparisons), 0)), (), np.zeros(0)
     if POSITION in names:
-        raise ValueError(f"`{POSITION}` is reserved for the position term; rename the covariate")
+        raise FairjudgeInputError(f"`{POSITION}` is reserved for the position term; rename the "
+                                  "covariate")
     dx = comparisons.covariate_diff
     scale = np.sqrt(np.mean(dx * dx, axis=0) / 2.0)
     zero = np.flatnonzero(scale == 0)
     if zero.size:
-        raise ValueError(
+        raise FairjudgeInputError(
             f"per-verdict covariate `{names[zero[0]]}` has the same value for both answers of "
             "every verdict, so its effect cannot be estimated; drop it")
     return dx / scale, names, scale
@@ -189,9 +192,9 @@ def _check_common(comparisons: Comparisons, prior_precision: float) -> None:
         raise TypeError("`comparisons` must be a fairjudge.data.Comparisons "
                         "(use fairjudge.data.encode_verdicts)")
     if len(comparisons) == 0:
-        raise ValueError("`comparisons` is empty; at least one verdict is needed")
+        raise FairjudgeInputError("`comparisons` is empty; at least one verdict is needed")
     if not (np.isfinite(prior_precision) and prior_precision > 0):
-        raise ValueError(
+        raise FairjudgeInputError(
             f"`prior_precision` must be positive; got {prior_precision}. The Bradley–Terry "
             "likelihood alone leaves the origin of the scores undetermined.")
 
@@ -206,8 +209,8 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
     v_std, v_names, v_scale = standardise_verdict_covariates(comparisons)
     clash = set(v_names) & set(names)
     if clash:
-        raise ValueError(f"covariate `{sorted(clash)[0]}` is given both per item and per "
-                         "verdict; keep one")
+        raise FairjudgeInputError(f"covariate `{sorted(clash)[0]}` is given both per item and per "
+                                  "verdict; keep one")
     pairs = aggregate_pairs(comparisons, v_std)
     names = tuple(names) + v_names
     scale = np.concatenate([np.asarray(scale, dtype=float), v_scale])
@@ -215,7 +218,8 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
     n_bias = comparisons.n_judges * q
     lam_b = np.broadcast_to(np.asarray(bias_prior_precision, dtype=float), (n_bias,)).copy()
     if n_bias and not np.all(np.isfinite(lam_b) & (lam_b > 0)):
-        raise ValueError(f"`bias_prior_precision` must be positive; got {bias_prior_precision}")
+        raise FairjudgeInputError("`bias_prior_precision` must be positive; got "
+                                  f"{bias_prior_precision}")
     objective = PenalisedBT(pairs, x_std, position=position, prior_precision=prior_precision,
                             bias_prior_precision=lam_b)
     if init is not None and np.shape(init) != (objective.n_params,):
@@ -405,7 +409,7 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
     x, names, scale = standardise_covariates(covariates, covariate_names, comparisons.n_items)
     q = x.shape[1] + len(comparisons.covariate_names) + int(position)
     if q == 0:
-        raise ValueError("the hierarchical model needs covariates or a position term")
+        raise FairjudgeInputError("the hierarchical model needs covariates or a position term")
     n_judges = comparisons.n_judges
     tau2 = np.full(n_judges, 1.0 / initial_bias_prior_precision)
     fit = None

@@ -6,6 +6,7 @@ fills the registry before :data:`MODELS` is read.
 
 from __future__ import annotations
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons
 from fairjudge.models import _baselines, _bt  # noqa: F401  (they register the built-ins)
 from fairjudge.models._bt import BTFit
@@ -38,7 +39,7 @@ def fit_model(model: str, comparisons: Comparisons, covariates=None, *, covariat
     kwargs = {"prior_precision": prior_precision, "check_graph": check_graph}
     if spec.covariates != "ignored":
         if covariates is None and spec.covariates == "required":
-            raise ValueError(f"the {spec.name} model needs covariates")
+            raise FairjudgeInputError(f"the {spec.name} model needs covariates")
         args += (covariates,)
         kwargs["covariate_names"] = covariate_names
     if spec.position:

@@ -9,7 +9,8 @@ Parameter vector ``beta`` (length ``N + J * q``)::
     [theta_0 .. theta_{N-1} | c_{0,1} .. c_{0,d}, kappa_0 | ... | c_{J-1,1} .. kappa_{J-1}]
 
 with ``q = d + 1`` when the position term is modelled (``q = d`` otherwise), covariates
-already standardised (item covariates first, then per-verdict covariates). This module is private; the public estimators wrap it.
+already standardised (item covariates first, then per-verdict covariates). This module is
+private; the public estimators wrap it.
 """
 
 from __future__ import annotations

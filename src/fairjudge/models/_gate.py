@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons
 from fairjudge.models._bt import BTFit
 
@@ -39,7 +40,8 @@ def anchor_agreement(fit: BTFit, anchors: Comparisons) -> tuple[float, int]:
     """Share of decisive anchors whose winner the fit scores higher, and their count."""
     decisive = anchors.first_score != 0.5
     if not decisive.any():
-        raise ValueError("`anchors` has no decisive label (all ties); the gate needs winners")
+        raise FairjudgeInputError("`anchors` has no decisive label (all ties); the gate needs "
+                                  "winners")
     diff = fit.scores[anchors.first[decisive]] - fit.scores[anchors.second[decisive]]
     first_won = anchors.first_score[decisive] == 1.0
     credit = np.where(diff == 0, 0.5, ((diff > 0) == first_won).astype(float))
@@ -64,8 +66,9 @@ def trusted_anchor_gate(naive: BTFit, bias_aware: BTFit, anchors: Comparisons) -
         Trusted labels over the same items.
     """
     if naive.item_ids != bias_aware.item_ids or anchors.item_ids != naive.item_ids:
-        raise ValueError("`naive`, `bias_aware` and `anchors` must index the same items in the "
-                         "same order")
+        raise FairjudgeInputError(
+            "`naive`, `bias_aware` and `anchors` must index the same items in the "
+            "same order")
     naive_rate, n = anchor_agreement(naive, anchors)
     aware_rate, _ = anchor_agreement(bias_aware, anchors)
     enabled = aware_rate >= naive_rate

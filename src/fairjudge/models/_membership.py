@@ -6,6 +6,7 @@ import numpy as np
 from scipy import linalg
 
 from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
 
 
 def gaussian_samples(mean: np.ndarray, covariance: np.ndarray, n_samples: int,
@@ -65,11 +66,12 @@ def topk_membership(scores, covariance, k: int, *, n_samples: int = 1500,
     covariance = np.asarray(covariance, dtype=float)
     n = scores.shape[0]
     if covariance.shape != (n, n):
-        raise ValueError(f"`covariance` must have shape ({n}, {n}); got {covariance.shape}")
+        raise FairjudgeInputError(
+            f"`covariance` must have shape ({n}, {n}); got {covariance.shape}")
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= n):
-        raise ValueError(f"`k` must be an integer between 1 and n_items={n}; got {k!r}")
+        raise FairjudgeInputError(f"`k` must be an integer between 1 and n_items={n}; got {k!r}")
     if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 1):
-        raise ValueError(f"`n_samples` must be a positive integer; got {n_samples!r}")
+        raise FairjudgeInputError(f"`n_samples` must be a positive integer; got {n_samples!r}")
     if k == n:
         return np.ones(n)
     samples = gaussian_samples(scores, covariance, n_samples, rng)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from fairjudge._util._registry import Registry
+from fairjudge._util._warnings import FairjudgeInputError
 
 if TYPE_CHECKING:
     from fairjudge.models._bt import BTFit
@@ -55,10 +56,11 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"`name` must be a non-empty string; got {self.name!r}")
+            raise FairjudgeInputError(f"`name` must be a non-empty string; got {self.name!r}")
         if self.covariates not in COVARIATE_USES:
-            raise ValueError(f"`covariates` must be one of {', '.join(COVARIATE_USES)}; got "
-                             f"{self.covariates!r}")
+            raise FairjudgeInputError(
+                f"`covariates` must be one of {', '.join(COVARIATE_USES)}; got "
+                f"{self.covariates!r}")
         if not callable(self.fit):
             raise TypeError(f"`fit` must be callable; got {type(self.fit).__name__}")
 

@@ -27,14 +27,33 @@ name, definition and a function that rewrites an answer to carry more or less of
 
 from fairjudge.probes._build import PROBE_COLUMNS, answer_records, build_probes
 from fairjudge.probes._factor import factor_probe_kind
-from fairjudge.probes._registry import (AnswerRecord, BuildContext, Probe, ProbeKind,
-                                        ProbeWarning, ScoreContext, ScoreGroup,
-                                        get_probe_kind, probe_kinds, register_probe_kind,
-                                        unregister_probe_kind)
-from fairjudge.probes._score import (SCORE_COLUMNS, ProbeScore, ProbeScores, score_probes,
-                                     to_probe_frame)
-from fairjudge.probes._text import (content_words, has_markdown, markdown_to_prose,
-                                    prose_to_markdown, split_sentences)
+from fairjudge.probes._registry import (
+                                        AnswerRecord,
+                                        BuildContext,
+                                        Probe,
+                                        ProbeKind,
+                                        ProbeWarning,
+                                        ScoreContext,
+                                        ScoreGroup,
+                                        get_probe_kind,
+                                        probe_kinds,
+                                        register_probe_kind,
+                                        unregister_probe_kind,
+)
+from fairjudge.probes._score import (
+                                        SCORE_COLUMNS,
+                                        ProbeScore,
+                                        ProbeScores,
+                                        score_probes,
+                                        to_probe_frame,
+)
+from fairjudge.probes._text import (
+                                        content_words,
+                                        has_markdown,
+                                        markdown_to_prose,
+                                        prose_to_markdown,
+                                        split_sentences,
+)
 
 # The built-in kinds register themselves on import, in this order (the table order).
 from fairjudge.probes.position import POSITION  # noqa: E402  isort: skip

@@ -10,9 +10,16 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.probes._registry import (EXPECTED_VERDICTS, AnswerRecord, BuildContext, Probe,
-                                        ProbeKind, ProbeWarning, kind_of_bias_type,
-                                        probe_kinds)
+from fairjudge.probes._registry import (
+    EXPECTED_VERDICTS,
+    AnswerRecord,
+    BuildContext,
+    Probe,
+    ProbeKind,
+    ProbeWarning,
+    kind_of_bias_type,
+    probe_kinds,
+)
 
 #: Columns of the probe table, in order.
 PROBE_COLUMNS = ("id", "bias_type", "question", "a", "b", "expected_verdict", "target",
@@ -88,7 +95,7 @@ def answer_records(records) -> list[AnswerRecord]:
 
 def _check_build_args(kinds, seed, rewriter, per_kind) -> tuple[list[ProbeKind], dict]:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"`seed` must be a non-negative integer; got {seed!r}")
+        raise FairjudgeInputError(f"`seed` must be a non-negative integer; got {seed!r}")
     if rewriter is not None and not callable(rewriter):
         raise TypeError(f"`rewriter` must be a callable rewriter(question, answer) -> str or "
                         f"None; got {type(rewriter).__name__}")
@@ -99,8 +106,8 @@ def _check_build_args(kinds, seed, rewriter, per_kind) -> tuple[list[ProbeKind],
     if isinstance(kinds, str):
         kinds = (kinds,)
     if not isinstance(kinds, (list, tuple)) or not kinds:
-        raise ValueError(f"`kinds` must be a non-empty list of registered probe kinds "
-                         f"({names}); got {kinds!r}")
+        raise FairjudgeInputError(f"`kinds` must be a non-empty list of registered probe kinds "
+                                  f"({names}); got {kinds!r}")
     chosen = []
     for kind in kinds:
         name = str(kind).strip().upper()
@@ -108,11 +115,11 @@ def _check_build_args(kinds, seed, rewriter, per_kind) -> tuple[list[ProbeKind],
         if known is None:
             owner = kind_of_bias_type(name)
             if owner is not None:
-                raise ValueError(f"`kinds` names {name}; it is built by kind {owner.name} "
-                                 f"(with {', '.join(owner.bias_types)}), so ask for "
-                                 f"{owner.name}")
-            raise ValueError(f"`kinds` must be chosen from the registered probe kinds "
-                             f"{names} (add one with register_probe_kind); got {kind!r}")
+                raise FairjudgeInputError(f"`kinds` names {name}; it is built by kind {owner.name} "
+                                          f"(with {', '.join(owner.bias_types)}), so ask for "
+                                          f"{owner.name}")
+            raise FairjudgeInputError(f"`kinds` must be chosen from the registered probe kinds "
+                                      f"{names} (add one with register_probe_kind); got {kind!r}")
         if known not in chosen:
             chosen.append(known)
     caps: dict[str, int | None] = {k.name: None for k in chosen}
@@ -121,14 +128,15 @@ def _check_build_args(kinds, seed, rewriter, per_kind) -> tuple[list[ProbeKind],
             entries = {str(k).upper(): v for k, v in per_kind.items()}
             unknown = [k for k in entries if k not in caps]
             if unknown:
-                raise ValueError(f"`per_kind` names {unknown[0]!r}, which is not among the "
-                                 f"requested kinds {', '.join(caps)}")
+                raise FairjudgeInputError(
+                    f"`per_kind` names {unknown[0]!r}, which is not among the "
+                    f"requested kinds {', '.join(caps)}")
         else:
             entries = {k: per_kind for k in caps}
         for kind, cap in entries.items():
             if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
-                raise ValueError(f"`per_kind` must be a positive integer (or a mapping of "
-                                 f"kind to one); got {cap!r} for {kind}")
+                raise FairjudgeInputError(f"`per_kind` must be a positive integer (or a mapping of "
+                                          f"kind to one); got {cap!r} for {kind}")
             caps[kind] = int(cap)
     ordered = [k for k in registered if k in chosen]  # table order is registration order
     return ordered, caps
@@ -140,14 +148,15 @@ def _check_probe(kind: ProbeKind, probe) -> None:
         raise TypeError(f"kind {kind.name}: `build` must return Probe objects; got "
                         f"{type(probe).__name__}")
     if probe.bias_type not in kind.bias_types:
-        raise ValueError(f"kind {kind.name}: `build` returned a probe with bias_type "
-                         f"{probe.bias_type!r}, not one of its bias_types "
-                         f"{', '.join(kind.bias_types)}")
+        raise FairjudgeInputError(f"kind {kind.name}: `build` returned a probe with bias_type "
+                                  f"{probe.bias_type!r}, not one of its bias_types "
+                                  f"{', '.join(kind.bias_types)}")
     if probe.expected_verdict not in EXPECTED_VERDICTS:
-        raise ValueError(f"kind {kind.name}: `expected_verdict` must be a, b or tie; got "
-                         f"{probe.expected_verdict!r}")
+        raise FairjudgeInputError(f"kind {kind.name}: `expected_verdict` must be a, b or tie; got "
+                                  f"{probe.expected_verdict!r}")
     if probe.target not in ("a", "b") and (kind.needs_target or probe.target is not None):
-        raise ValueError(f"kind {kind.name}: `target` must be a or b; got {probe.target!r}")
+        raise FairjudgeInputError(
+            f"kind {kind.name}: `target` must be a or b; got {probe.target!r}")
 
 
 def build_probes(records, *, seed: int = 0, kinds: Sequence[str] | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.probes._registry import AnswerRecord, BuildContext, Probe, ProbeKind
 
 
@@ -104,12 +105,12 @@ def factor_probe_kind(name: str, definition: str, rewrite: Callable[[str, str], 
     ('HEDGING', 'the answer with more HEDGING')
     """
     if not isinstance(definition, str) or not definition.strip():
-        raise ValueError(f"`definition` must be a non-empty string; got {definition!r}")
+        raise FairjudgeInputError(f"`definition` must be a non-empty string; got {definition!r}")
     if not callable(rewrite):
         raise TypeError(f"`rewrite` must be a callable rewrite(question, answer) -> str or "
                         f"None; got {type(rewrite).__name__}")
     if direction not in ("more", "less"):
-        raise ValueError(f"`direction` must be more or less; got {direction!r}")
+        raise FairjudgeInputError(f"`direction` must be more or less; got {direction!r}")
     definition = definition.strip()
 
     def apply(record: AnswerRecord, context: BuildContext) -> Rewrite | None:
@@ -118,8 +119,8 @@ def factor_probe_kind(name: str, definition: str, rewrite: Callable[[str, str], 
             context.skip(record.id, "`rewrite` returned None")
             return None
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"kind {name}: `rewrite` returned {text!r} for record "
-                             f"{record.id!r}; it must return a non-empty string or None")
+            raise FairjudgeInputError(f"kind {name}: `rewrite` returned {text!r} for record "
+                                      f"{record.id!r}; it must return a non-empty string or None")
         if text.strip() == record.answer:
             context.skip(record.id, "the rewrite equals the answer")
             return None

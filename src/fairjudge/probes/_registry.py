@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._rng import content_seed
-from fairjudge._util._warnings import FairjudgeWarning
+from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
 
 #: Values of ``expected_verdict``: the side an unbiased judge picks, or a tie.
 EXPECTED_VERDICTS = ("a", "b", "tie")
@@ -239,20 +239,21 @@ class ProbeKind:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not _NAME.match(self.name):
-            raise ValueError(f"`name` must be upper-case letters, digits and _ starting with "
-                             f"a letter (it becomes the probe ids' prefix); got {self.name!r}")
+            raise FairjudgeInputError(
+                f"`name` must be upper-case letters, digits and _ starting with "
+                f"a letter (it becomes the probe ids' prefix); got {self.name!r}")
         if not callable(self.build):
             raise TypeError(f"kind {self.name}: `build` must be a callable build(records, "
                             f"context); got {type(self.build).__name__}")
         types = tuple(self.bias_types) or (self.name,)
         bad = next((t for t in types if not isinstance(t, str) or not _NAME.match(t)), None)
         if bad is not None or len(set(types)) != len(types):
-            raise ValueError(f"kind {self.name}: `bias_types` must be distinct upper-case "
-                             f"names; got {self.bias_types!r}")
+            raise FairjudgeInputError(f"kind {self.name}: `bias_types` must be distinct upper-case "
+                                      f"names; got {self.bias_types!r}")
         object.__setattr__(self, "bias_types", types)
         if self.expected not in ("tie", "target"):
-            raise ValueError(f"kind {self.name}: `expected` must be tie or target; got "
-                             f"{self.expected!r}")
+            raise FairjudgeInputError(f"kind {self.name}: `expected` must be tie or target; got "
+                                      f"{self.expected!r}")
         if self.score is not None and not callable(self.score):
             raise TypeError(f"kind {self.name}: `score` must be a callable score(rows, "
                             f"context) or None; got {type(self.score).__name__}")
@@ -294,13 +295,14 @@ def register_probe_kind(kind: ProbeKind, *, replace: bool = False) -> ProbeKind:
     if not isinstance(kind, ProbeKind):
         raise TypeError(f"`kind` must be a ProbeKind; got {type(kind).__name__}")
     if kind.name in _REGISTRY and not replace:
-        raise ValueError(f"a probe kind named {kind.name} is already registered; pass "
-                         "replace=True to replace it or choose another name")
+        raise FairjudgeInputError(f"a probe kind named {kind.name} is already registered; pass "
+                                  "replace=True to replace it or choose another name")
     for other in _REGISTRY.values():
         clash = set(other.bias_types) & set(kind.bias_types)
         if other.name != kind.name and clash:
-            raise ValueError(f"kind {kind.name}: bias type {sorted(clash)[0]} already belongs "
-                             f"to kind {other.name}")
+            raise FairjudgeInputError(
+                f"kind {kind.name}: bias type {sorted(clash)[0]} already belongs "
+                f"to kind {other.name}")
     _REGISTRY[kind.name] = kind
     return kind
 
@@ -333,8 +335,9 @@ def get_probe_kind(name: str) -> ProbeKind:
     """
     key = str(name).strip().upper()
     if key not in _REGISTRY:
-        raise ValueError(f"no probe kind named {name!r}; registered kinds: "
-                         f"{', '.join(_REGISTRY) or 'none'} (add one with register_probe_kind)")
+        raise FairjudgeInputError(
+            f"no probe kind named {name!r}; registered kinds: "
+            f"{', '.join(_REGISTRY) or 'none'} (add one with register_probe_kind)")
     return _REGISTRY[key]
 
 

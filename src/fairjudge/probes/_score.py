@@ -15,10 +15,16 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import ORDERS, WINNER_VALUES
 from fairjudge.probes._build import _missing
-from fairjudge.probes._registry import (ProbeWarning, ScoreContext, ScoreGroup,
-                                        kind_of_bias_type, probe_kinds)
+from fairjudge.probes._registry import (
+    ProbeWarning,
+    ScoreContext,
+    ScoreGroup,
+    kind_of_bias_type,
+    probe_kinds,
+)
 from fairjudge.stats._agreement import proportion_estimate
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
@@ -155,8 +161,9 @@ def _pair_column(verdicts: pd.DataFrame) -> str:
         return "pair_id"
     if "id" in verdicts.columns:
         return "id"  # judge_pairs tables before the pair column was named pair_id
-    raise ValueError(f"{verdicts.attrs.get('source', '`verdicts`')} needs a `pair_id` column "
-                     "naming the probe (its `id` in `probes`) of each verdict")
+    raise FairjudgeInputError(
+        f"{verdicts.attrs.get('source', '`verdicts`')} needs a `pair_id` column "
+        "naming the probe (its `id` in `probes`) of each verdict")
 
 
 def _labels(values: pd.Series) -> np.ndarray:
@@ -169,22 +176,24 @@ def _winners(verdicts: pd.DataFrame) -> np.ndarray:
     """Winners as ``a``/``b``/``tie``, or ``""`` for no verdict; checked against
     ``outcome_detail`` when the table has it."""
     if "winner" not in verdicts.columns:
-        raise ValueError(f"{verdicts.attrs.get('source', '`verdicts`')} needs a `winner` "
-                         "column (a, b, tie, or empty for an abstention or invalid output)")
+        raise FairjudgeInputError(
+            f"{verdicts.attrs.get('source', '`verdicts`')} needs a `winner` column (a, b, tie, "
+            "or empty for an abstention or invalid output)")
     winner = _labels(verdicts["winner"])
     bad = _first(~np.isin(winner, [*WINNER_VALUES, ""]))
     if bad is not None:
-        raise ValueError(f"{_where(verdicts, bad)}: field `winner` must be a, b, tie or empty "
-                         f"(abstain/invalid); got {verdicts['winner'].iloc[bad]!r}")
+        raise FairjudgeInputError(
+            f"{_where(verdicts, bad)}: field `winner` must be a, b, tie or empty "
+            f"(abstain/invalid); got {verdicts['winner'].iloc[bad]!r}")
     if "outcome_detail" in verdicts.columns:
         detail = verdicts["outcome_detail"].astype("string").str.strip().str.lower()
         silent = detail.isin(_NO_VERDICT).fillna(False).to_numpy(dtype=bool)
         bad = _first(silent & (winner != ""))
         if bad is not None:
-            raise ValueError(f"{_where(verdicts, bad)}: field `winner` "
-                             f"{verdicts['winner'].iloc[bad]!r} does not match "
-                             f"`outcome_detail` {verdicts['outcome_detail'].iloc[bad]!r} "
-                             "(abstain and invalid need an empty winner)")
+            raise FairjudgeInputError(f"{_where(verdicts, bad)}: field `winner` "
+                                      f"{verdicts['winner'].iloc[bad]!r} does not match "
+                                      f"`outcome_detail` {verdicts['outcome_detail'].iloc[bad]!r} "
+                                      "(abstain and invalid need an empty winner)")
     return winner
 
 
@@ -230,16 +239,17 @@ def to_probe_frame(verdicts: pd.DataFrame) -> pd.DataFrame:
                         f"{type(verdicts).__name__}")
     pair = _pair_column(verdicts)
     if "order" not in verdicts.columns:
-        raise ValueError(f"{verdicts.attrs.get('source', '`verdicts`')} needs an `order` "
-                         "column (ab: the probe's a shown first, ba: its b shown first)")
+        raise FairjudgeInputError(f"{verdicts.attrs.get('source', '`verdicts`')} needs an `order` "
+                                  "column (ab: the probe's a shown first, ba: its b shown first)")
     order = _labels(verdicts["order"])
     bad = _first(~np.isin(order, ORDERS))
     if bad is not None:
-        raise ValueError(f"{_where(verdicts, bad)}: field `order` must be ab (the probe's a "
-                         f"shown first) or ba; got {verdicts['order'].iloc[bad]!r}")
+        raise FairjudgeInputError(
+            f"{_where(verdicts, bad)}: field `order` must be ab (the probe's a "
+            f"shown first) or ba; got {verdicts['order'].iloc[bad]!r}")
     bad = _first(verdicts[pair].isna().to_numpy())
     if bad is not None:
-        raise ValueError(f"{_where(verdicts, bad)}: field `{pair}` is missing")
+        raise FairjudgeInputError(f"{_where(verdicts, bad)}: field `{pair}` is missing")
     shown = _winners(verdicts)
     swapped = order == "ba"
     flipped = np.where(shown == "a", "b", np.where(shown == "b", "a", shown))
@@ -265,35 +275,38 @@ def _check_score_args(probes, verdicts, judge_family, level, n_boot) -> None:
                         f"{type(probes).__name__}")
     for column in ("id", "bias_type", "target"):
         if column not in probes.columns:
-            raise ValueError(f"`probes` needs a `{column}` column (the table build_probes "
-                             "returns)")
+            raise FairjudgeInputError(f"`probes` needs a `{column}` column (the table build_probes "
+                                      "returns)")
     ids = probes["id"].astype(str)
     if ids.duplicated().any():
-        raise ValueError(f"`probes` has the id {ids[ids.duplicated()].iloc[0]!r} more than "
-                         "once; ids must be unique")
+        raise FairjudgeInputError(
+            f"`probes` has the id {ids[ids.duplicated()].iloc[0]!r} more than "
+            "once; ids must be unique")
     unknown = sorted({t for t in probes["bias_type"] if kind_of_bias_type(str(t)) is None},
                      key=str)
     if unknown:
         known = ", ".join(t for k in probe_kinds() for t in k.bias_types)
-        raise ValueError(f"`probes` column `bias_type` must be one of the registered kinds' "
-                         f"bias types {known} (register a kind with register_probe_kind); "
-                         f"got {unknown[0]!r}")
+        raise FairjudgeInputError(
+            f"`probes` column `bias_type` must be one of the registered kinds' "
+            f"bias types {known} (register a kind with register_probe_kind); "
+            f"got {unknown[0]!r}")
     needs = probes["bias_type"].map(lambda t: kind_of_bias_type(str(t)).needs_target)
     bad = _first(needs.to_numpy(dtype=bool) & ~probes["target"].isin(["a", "b"]).to_numpy())
     if bad is not None:
-        raise ValueError(f"`probes` row {probes['id'].iloc[bad]!r}: `target` must be a or b; "
-                         f"got {probes['target'].iloc[bad]!r}")
+        raise FairjudgeInputError(
+            f"`probes` row {probes['id'].iloc[bad]!r}: `target` must be a or b; "
+            f"got {probes['target'].iloc[bad]!r}")
     if not isinstance(verdicts, pd.DataFrame):
         raise TypeError(f"`verdicts` must be a DataFrame (the per-call table `fairjudge "
                         f"judge` writes); got {type(verdicts).__name__}")
     if judge_family is not None and (not isinstance(judge_family, str)
                                      or not judge_family.strip()):
-        raise ValueError(f"`judge_family` must be a non-empty string or None; got "
-                         f"{judge_family!r}")
+        raise FairjudgeInputError(f"`judge_family` must be a non-empty string or None; got "
+                                  f"{judge_family!r}")
     if not isinstance(level, (float, int)) or isinstance(level, bool) or not 0 < level < 1:
-        raise ValueError(f"`level` must be between 0 and 1; got {level!r}")
+        raise FairjudgeInputError(f"`level` must be between 0 and 1; got {level!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"`n_boot` must be a positive integer; got {n_boot!r}")
+        raise FairjudgeInputError(f"`n_boot` must be a positive integer; got {n_boot!r}")
 
 
 def _judge(verdicts: pd.DataFrame) -> str | None:
@@ -301,10 +314,11 @@ def _judge(verdicts: pd.DataFrame) -> str | None:
         return None
     judges = list(dict.fromkeys(str(j) for j in verdicts["judge"].dropna()))
     if len(judges) > 1:
-        raise ValueError(f"{verdicts.attrs.get('source', '`verdicts`')} holds verdicts of "
-                         f"{len(judges)} judges ({', '.join(judges)}); score each judge on "
-                         "its own: for judge, part in verdicts.groupby('judge'): "
-                         "score_probes(probes, part)")
+        raise FairjudgeInputError(f"{verdicts.attrs.get('source', '`verdicts`')} holds verdicts of "
+                                  f"{len(judges)} judges ({', '.join(judges)}); score each judge "
+                                  "on "
+                                  "its own: for judge, part in verdicts.groupby('judge'): "
+                                  "score_probes(probes, part)")
     return judges[0] if judges else None
 
 
@@ -326,18 +340,19 @@ def _observations(probes: pd.DataFrame, verdicts: pd.DataFrame, per_call: bool
         twice = pd.Series(pair).duplicated().to_numpy()
         bad = _first(twice)
         if bad is not None:
-            raise ValueError(f"{_where(verdicts, bad)}: more than one row for pair "
-                             f"{pair[bad]!r}; give one aggregated verdict per probe "
-                             "(judge_pairs(...).aggregate) or the per-call table with its "
-                             "`order` column")
+            raise FairjudgeInputError(f"{_where(verdicts, bad)}: more than one row for pair "
+                                      f"{pair[bad]!r}; give one aggregated verdict per probe "
+                                      "(judge_pairs(...).aggregate) or the per-call table with its "
+                                      "`order` column")
         winner = _winners(verdicts)
         shown = np.full(len(pair), None, dtype=object)
     position = pd.Series(np.arange(len(table)), index=pd.Index(table["id"]))
     probe_of = pd.Series(pair, dtype=object).map(position)
     bad = _first(probe_of.isna().to_numpy())
     if bad is not None:
-        raise ValueError(f"{_where(verdicts, bad)}: field `{_pair_column(verdicts)}` names "
-                         f"pair {pair[bad]!r}, which is not a probe id in `probes`")
+        raise FairjudgeInputError(
+            f"{_where(verdicts, bad)}: field `{_pair_column(verdicts)}` names "
+            f"pair {pair[bad]!r}, which is not a probe id in `probes`")
     probe_of = probe_of.to_numpy(dtype=np.int64)
     unjudged = np.setdiff1d(np.arange(len(table)), probe_of)
     rows = np.concatenate([probe_of, unjudged])

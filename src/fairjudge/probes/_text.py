@@ -11,10 +11,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from fairjudge.data._markdown import (BOLD_STARS, BOLD_UNDERSCORES, BULLET, HEADER,
-                                      INLINE_CODE, LINK, ORDERED, QUOTE, TABLE_SEPARATOR,
-                                      THEMATIC_BREAK, fenced_blocks, is_header, is_list_item,
-                                      is_table_row, markdown_counts)
+from fairjudge.data._markdown import (
+    BOLD_STARS,
+    BOLD_UNDERSCORES,
+    BULLET,
+    HEADER,
+    INLINE_CODE,
+    LINK,
+    ORDERED,
+    QUOTE,
+    TABLE_SEPARATOR,
+    THEMATIC_BREAK,
+    fenced_blocks,
+    is_header,
+    is_list_item,
+    is_table_row,
+    markdown_counts,
+)
 
 # --------------------------------------------------------------------------------------------
 # Sentences

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fairjudge._util._rng import content_seed
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._markdown import is_header
 from fairjudge.data._statement_banks import ELABORATION_CLAUSES
 from fairjudge.probes._factor import Rewrite, rewrite_pairs
@@ -74,8 +75,9 @@ def _lengthen(record, context) -> Rewrite | None:
     if context.rewriter is not None:
         longer = context.rewriter(record.question, record.answer)
         if not isinstance(longer, str) or not longer.strip():
-            raise ValueError(f"`rewriter` returned {longer!r} for record {record.id!r}; it "
-                             "must return a non-empty string")
+            raise FairjudgeInputError(
+                f"`rewriter` returned {longer!r} for record {record.id!r}; it "
+                "must return a non-empty string")
         longer, how = longer.strip(), "rewritten by `rewriter`"
     else:
         order_rng = np.random.default_rng(content_seed("probe-clauses", context.seed,

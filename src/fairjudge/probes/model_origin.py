@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.probes._registry import Probe, ProbeKind, ScoreGroup, register_probe_kind
 
 
@@ -63,7 +64,8 @@ def score_model_origin(rows: pd.DataFrame, context) -> list[ScoreGroup]:
     """Self-preference when the judge's family is a source, else one model-preference group
     per source pair with the alphabetically first source as the target."""
     if not {"source_a", "source_b"} <= set(rows.columns):
-        raise ValueError("`probes` has MODEL_ORIGIN rows but no `source_a`/`source_b` columns")
+        raise FairjudgeInputError("`probes` has MODEL_ORIGIN rows but no `source_a`/`source_b` "
+                                  "columns")
     sa = rows["source_a"].astype(str)
     sb = rows["source_b"].astype(str)
     family_name = context.judge_family

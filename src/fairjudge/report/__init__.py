@@ -4,20 +4,42 @@ Report functions receive numbers and result objects (computed by :mod:`fairjudge
 the workflow packages) and return text, tables or files; they compute no statistics.
 """
 
-from fairjudge.report._audit import (audit_html, comparison_html, comparison_tables,
-                                     render_audits, render_comparison)
-from fairjudge.report._deprecated import (ablation_2x2, full_data_table,  # noqa: F401
-                                          full_data_tests, paired_rule_tests, recall_by_budget,
-                                          score_ablation, spend_by_distance,
-                                          summarize_topk_experiment)
-from fairjudge.report._experiment import (format_topk_summary, render_topk_summary,
-                                          write_topk_report)
-from fairjudge.report._plots import (plot_estimates_vs_truth, plot_recall_vs_budget,
-                                     plot_spend_by_distance)
-from fairjudge.report._tables import (format_ablation_2x2, format_bias_estimates,
-                                      format_full_data_table, format_full_data_tests,
-                                      format_mean_se, format_p, format_recall_table,
-                                      format_score_ablation, format_spend, format_tests, render)
+from fairjudge.report._audit import (
+                                     audit_html,
+                                     comparison_html,
+                                     comparison_tables,
+                                     render_audits,
+                                     render_comparison,
+)
+from fairjudge.report._deprecated import (  # noqa: F401
+                                     ablation_2x2,
+                                     full_data_table,
+                                     full_data_tests,
+                                     paired_rule_tests,
+                                     recall_by_budget,
+                                     score_ablation,
+                                     spend_by_distance,
+                                     summarize_topk_experiment,
+)
+from fairjudge.report._experiment import format_topk_summary, render_topk_summary, write_topk_report
+from fairjudge.report._plots import (
+                                     plot_estimates_vs_truth,
+                                     plot_recall_vs_budget,
+                                     plot_spend_by_distance,
+)
+from fairjudge.report._tables import (
+                                     format_ablation_2x2,
+                                     format_bias_estimates,
+                                     format_full_data_table,
+                                     format_full_data_tests,
+                                     format_mean_se,
+                                     format_p,
+                                     format_recall_table,
+                                     format_score_ablation,
+                                     format_spend,
+                                     format_tests,
+                                     render,
+)
 from fairjudge.report._text import format_ranking
 
 # The deprecated names above (which computed their own statistics) stay importable but are

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge.audit._compare import pareto_front
-from fairjudge.report._html import (bias_heatmap, consistency_gap_plot, html_document,
-                                    pareto_plot)
+from fairjudge.report._html import bias_heatmap, consistency_gap_plot, html_document, pareto_plot
 from fairjudge.report._tables import format_p
 
 
@@ -80,8 +79,9 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
                          f"minus {'gold' if ref == 'gold' else '0.5'})")
             lines.append(f"  markdown bias          {_ci(a.markdown_bias)}  (P(prefer more "
                          "markdown), same reference)")
+            gold_note = ", with gold as a regressor" if ref == "gold" else ""
             lines.append(f"  length coefficient     {_ci(a.covariates.length_coefficient)}  "
-                         f"(logits per doubling{', with gold as a regressor' if ref == 'gold' else ''})")
+                         f"(logits per doubling{gold_note})")
             for row in a.covariates.preferences.itertuples():
                 text = f"  P({row.preference}) judge {row.judge:.3f}"
                 if np.isfinite(getattr(row, "gold", np.nan)):

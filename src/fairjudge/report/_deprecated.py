@@ -12,9 +12,14 @@ import warnings
 import pandas as pd
 
 from fairjudge.report._experiment import format_topk_summary
-from fairjudge.report._tables import (format_ablation_2x2, format_full_data_table,
-                                      format_full_data_tests, format_recall_table,
-                                      format_score_ablation, format_spend)
+from fairjudge.report._tables import (
+    format_ablation_2x2,
+    format_full_data_table,
+    format_full_data_tests,
+    format_recall_table,
+    format_score_ablation,
+    format_spend,
+)
 
 
 def _deprecated(old: str, new: str) -> None:

@@ -9,12 +9,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairjudge.report._plots import (plot_estimates_vs_truth, plot_recall_vs_budget,
-                                     plot_spend_by_distance)
-from fairjudge.report._tables import (format_ablation_2x2, format_bias_estimates,
-                                      format_full_data_table, format_full_data_tests,
-                                      format_recall_table, format_score_ablation, format_spend,
-                                      format_tests, render)
+from fairjudge.report._plots import (
+    plot_estimates_vs_truth,
+    plot_recall_vs_budget,
+    plot_spend_by_distance,
+)
+from fairjudge.report._tables import (
+    format_ablation_2x2,
+    format_bias_estimates,
+    format_full_data_table,
+    format_full_data_tests,
+    format_recall_table,
+    format_score_ablation,
+    format_spend,
+    format_tests,
+    render,
+)
 
 #: Acquisition-score variants of the score ablation (Fig. 5), in report order.
 SCORE_ABLATION_RULES = ("topk", "global", "topk-no-variance", "topk-no-informativeness",
@@ -54,7 +64,8 @@ def format_topk_summary(summary) -> dict[str, pd.DataFrame]:
 
 
 TITLES = {
-    "recall_bias-aware": "Top-k recall vs budget, bias-aware model (mean ± s.e. over oracles x seeds)",
+    "recall_bias-aware": "Top-k recall vs budget, bias-aware model (mean ± s.e. over oracles x "
+                         "seeds)",
     "recall_naive": "Top-k recall vs budget, naive model (mean ± s.e.)",
     "tests_bias-aware": "Paired t-tests, top-k-aware rule vs baselines (bias-aware model)",
     "tests_naive": "Paired t-tests, top-k-aware rule vs baselines (naive model)",

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval
@@ -30,13 +31,13 @@ MISSING_CATEGORY = "none"
 
 def _check_level(level) -> float:
     if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:
-        raise ValueError(f"`level` must be between 0 and 1; got {level!r}")
+        raise FairjudgeInputError(f"`level` must be between 0 and 1; got {level!r}")
     return float(level)
 
 
 def _check_n_boot(n_boot) -> int:
     if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 1:
-        raise ValueError(f"`n_boot` must be a positive integer; got {n_boot!r}")
+        raise FairjudgeInputError(f"`n_boot` must be a positive integer; got {n_boot!r}")
     return int(n_boot)
 
 
@@ -52,10 +53,10 @@ def _is_missing(value) -> bool:
 def _as_labels(values, name: str) -> np.ndarray:
     """A 1-d object array of ``str`` labels, with ``None`` where the label is missing."""
     if isinstance(values, (str, bytes)):
-        raise ValueError(f"`{name}` must be a sequence of labels, not a single string")
+        raise FairjudgeInputError(f"`{name}` must be a sequence of labels, not a single string")
     array = np.asarray(values, dtype=object)
     if array.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-d; got shape {array.shape}")
+        raise FairjudgeInputError(f"`{name}` must be 1-d; got shape {array.shape}")
     out = np.empty(array.size, dtype=object)
     for i, value in enumerate(array):
         if isinstance(value, Enum):  # fairjudge.data.Outcome is a str Enum
@@ -68,15 +69,18 @@ def _paired_labels(predicted, gold) -> tuple[np.ndarray, np.ndarray]:
     predicted = _as_labels(predicted, "predicted")
     gold = _as_labels(gold, "gold")
     if predicted.size != gold.size:
-        raise ValueError(f"`predicted` and `gold` must have equal length; got {predicted.size} "
-                         f"and {gold.size}")
+        raise FairjudgeInputError(
+            f"`predicted` and `gold` must have equal length; got {predicted.size} "
+            f"and {gold.size}")
     if predicted.size == 0:
-        raise ValueError("`predicted` and `gold` must not be empty")
+        raise FairjudgeInputError("`predicted` and `gold` must not be empty")
     missing = [i for i, g in enumerate(gold) if g is None]
     if missing:
-        raise ValueError(f"`gold` must have a label for every instance; position {missing[0]} "
-                         f"(and {len(missing) - 1} more) is missing. Drop unlabelled instances "
-                         "first.")
+        raise FairjudgeInputError(
+            f"`gold` must have a label for every instance; position {missing[0]} "
+            f"(and {len(missing) - 1} more) is missing. Drop unlabelled "
+            "instances "
+            "first.")
     return predicted, gold
 
 
@@ -84,13 +88,14 @@ def _paired_values(x, y, names=("correct_x", "correct_y")) -> tuple[np.ndarray, 
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.ndim != 1 or y.ndim != 1 or x.size != y.size:
-        raise ValueError(f"`{names[0]}` and `{names[1]}` must be 1-d of equal length; got "
-                         f"shapes {x.shape} and {y.shape}")
+        raise FairjudgeInputError(f"`{names[0]}` and `{names[1]}` must be 1-d of equal length; got "
+                                  f"shapes {x.shape} and {y.shape}")
     if x.size == 0:
-        raise ValueError(f"`{names[0]}` and `{names[1]}` must not be empty")
+        raise FairjudgeInputError(f"`{names[0]}` and `{names[1]}` must not be empty")
     for name, values in zip(names, (x, y)):
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"`{name}` must be finite (score a missing verdict as 0, not NaN)")
+            raise FairjudgeInputError(f"`{name}` must be finite (score a missing verdict as 0, not "
+                                      "NaN)")
     return x, y
 
 
@@ -257,21 +262,23 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
     level = _check_level(level)
     n_boot = _check_n_boot(n_boot)
     if isinstance(labels, str):
-        raise ValueError(f"`labels` must be a sequence of labels, not the string {labels!r}")
+        raise FairjudgeInputError("`labels` must be a sequence of labels, not the string "
+                                  f"{labels!r}")
     labels = [label.value if isinstance(label, Enum) else str(label) for label in labels]
     if not labels:
-        raise ValueError("`labels` must not be empty")
+        raise FairjudgeInputError("`labels` must not be empty")
     if len(set(labels)) != len(labels):
-        raise ValueError(f"`labels` must not repeat a label; got {labels}")
+        raise FairjudgeInputError(f"`labels` must not repeat a label; got {labels}")
     if MISSING_CATEGORY in labels:
-        raise ValueError(f"`labels` must not contain {MISSING_CATEGORY!r}, the category reserved "
-                         "for missing predictions")
+        raise FairjudgeInputError(
+            f"`labels` must not contain {MISSING_CATEGORY!r}, the category reserved "
+            "for missing predictions")
     predicted, gold = _paired_labels(predicted, gold)
     code = {label: k for k, label in enumerate(labels)}
     missing_code = len(labels)
     for g in gold:
         if g not in code:
-            raise ValueError(f"`gold` labels must be in `labels`={labels}; got {g!r}")
+            raise FairjudgeInputError(f"`gold` labels must be in `labels`={labels}; got {g!r}")
     pred_codes = np.empty(predicted.size, dtype=np.int64)
     for i, p in enumerate(predicted):
         if p is None or p in NO_VERDICT:
@@ -279,8 +286,9 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
         elif p in code:
             pred_codes[i] = code[p]
         else:
-            raise ValueError(f"`predicted` labels must be in `labels`={labels} or missing; got "
-                             f"{p!r} at position {i}")
+            raise FairjudgeInputError(
+                f"`predicted` labels must be in `labels`={labels} or missing; got "
+                f"{p!r} at position {i}")
     gold_codes = np.array([code[g] for g in gold], dtype=np.int64)
     n = gold_codes.size
     n_categories = len(labels) + 1
@@ -292,8 +300,8 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
     else:
         labels_of, _ = pd.factorize(np.asarray(clusters))
         if labels_of.shape != (n,):
-            raise ValueError(f"`clusters` must have one label per instance ({n}); got "
-                             f"{labels_of.shape[0]}")
+            raise FairjudgeInputError(f"`clusters` must have one label per instance ({n}); got "
+                                      f"{labels_of.shape[0]}")
         members = pd.Series(np.arange(n)).groupby(labels_of).apply(np.asarray).tolist()
         n = len(members)
         replicates = np.empty(n_boot)
@@ -316,11 +324,11 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
 def _check_counts(successes, n) -> tuple[float, int]:
     if isinstance(n, bool) or not isinstance(n, Real) or not math.isfinite(n) or n != int(n) \
             or n < 1:
-        raise ValueError(f"`n` must be a positive integer number of trials; got {n!r}")
+        raise FairjudgeInputError(f"`n` must be a positive integer number of trials; got {n!r}")
     n = int(n)
     if isinstance(successes, bool) or not isinstance(successes, Real) \
             or not math.isfinite(successes) or not 0 <= successes <= n:
-        raise ValueError(f"`successes` must be between 0 and n={n}; got {successes!r}")
+        raise FairjudgeInputError(f"`successes` must be between 0 and n={n}; got {successes!r}")
     return float(successes), n
 
 

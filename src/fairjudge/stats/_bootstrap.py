@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats._estimate import Estimate
 
 
@@ -37,8 +38,9 @@ def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 
     if clusters is not None:
         clusters = np.asarray(clusters)
         if clusters.shape != values.shape:
-            raise ValueError(f"`clusters` must have the shape of `values` {values.shape}; got "
-                             f"{clusters.shape}")
+            raise FairjudgeInputError(
+                f"`clusters` must have the shape of `values` {values.shape}; got "
+                f"{clusters.shape}")
         clusters = clusters[finite]
     values = values[finite]
     method = "percentile bootstrap" if clusters is None else "cluster percentile bootstrap"

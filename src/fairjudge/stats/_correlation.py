@@ -9,6 +9,7 @@ from numbers import Real
 import numpy as np
 from scipy import stats
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval
 
@@ -109,26 +110,28 @@ def correlation(x, y, *, method: str = "spearman", level: float = 0.95) -> Corre
     (0.8, 5)
     """
     if method not in _MIN_N:
-        raise ValueError(f"`method` must be one of {sorted(_MIN_N)}; got {method!r}")
+        raise FairjudgeInputError(f"`method` must be one of {sorted(_MIN_N)}; got {method!r}")
     if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:
-        raise ValueError(f"`level` must be between 0 and 1; got {level!r}")
+        raise FairjudgeInputError(f"`level` must be between 0 and 1; got {level!r}")
     try:
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("`x` and `y` must be numeric") from None
+        raise FairjudgeInputError("`x` and `y` must be numeric") from None
     if x.ndim != 1 or y.ndim != 1 or x.size != y.size:
-        raise ValueError(f"`x` and `y` must be 1-d of equal length; got shapes {x.shape} and "
-                         f"{y.shape}")
+        raise FairjudgeInputError(
+            f"`x` and `y` must be 1-d of equal length; got shapes {x.shape} and "
+            f"{y.shape}")
     n = x.size
     if n < _MIN_N[method]:
-        raise ValueError(f"`x` and `y` need at least {_MIN_N[method]} pairs for a {method} "
-                         f"interval; got {n}")
+        raise FairjudgeInputError(
+            f"`x` and `y` need at least {_MIN_N[method]} pairs for a {method} "
+            f"interval; got {n}")
     for name, values in (("x", x), ("y", y)):
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"`{name}` must be finite (drop pairs with missing values)")
+            raise FairjudgeInputError(f"`{name}` must be finite (drop pairs with missing values)")
         if np.all(values == values[0]):
-            raise ValueError(f"`{name}` is constant, so its correlation is undefined")
+            raise FairjudgeInputError(f"`{name}` is constant, so its correlation is undefined")
     if method == "pearson":
         result = stats.pearsonr(x, y)
         r = float(result.statistic)

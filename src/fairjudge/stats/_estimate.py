@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from scipy import stats
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -62,7 +64,7 @@ class Estimate:
         (1.96, 'laplace')
         """
         if not 0 < level < 1:
-            raise ValueError(f"`level` must be between 0 and 1; got {level}")
+            raise FairjudgeInputError(f"`level` must be between 0 and 1; got {level}")
         z = float(stats.norm.ppf(0.5 + level / 2))
         se = float(std_error)
         if not math.isfinite(se):

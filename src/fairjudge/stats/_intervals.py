@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from scipy import stats
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -28,6 +30,6 @@ def normal_interval(estimate: float, std_error: float, level: float = 0.95) -> I
     1.96
     """
     if not 0 < level < 1:
-        raise ValueError(f"`level` must be between 0 and 1; got {level}")
+        raise FairjudgeInputError(f"`level` must be between 0 and 1; got {level}")
     z = float(stats.norm.ppf(0.5 + level / 2))
     return Interval(float(estimate - z * std_error), float(estimate + z * std_error), level)

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import linalg, optimize, special, stats
 
 from fairjudge._util._rng import as_generator
-from fairjudge._util._warnings import ConvergenceWarning
+from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class LogisticFit:
         X = np.asarray(X, dtype=float)
         p = self.coef.size - int(self.fit_intercept)
         if X.ndim != 2 or X.shape[1] != p:
-            raise ValueError(f"`X` must have shape (m, {p}); got {X.shape}")
+            raise FairjudgeInputError(f"`X` must have shape (m, {p}); got {X.shape}")
         slopes = self.coef[1:] if self.fit_intercept else self.coef
         return special.expit(self.intercept + X @ slopes)
 
@@ -98,19 +98,21 @@ def _check_design(X, names) -> tuple[np.ndarray, list[str]]:
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("`X` must be numeric") from None
+        raise FairjudgeInputError("`X` must be numeric") from None
     if X.ndim != 2:
-        raise ValueError(f"`X` must be 2-d with one row per observation; got shape {X.shape}")
+        raise FairjudgeInputError("`X` must be 2-d with one row per observation; got shape "
+                                  f"{X.shape}")
     if X.shape[0] == 0:
-        raise ValueError("`X` must have at least one row")
+        raise FairjudgeInputError("`X` must have at least one row")
     if not np.all(np.isfinite(X)):
-        raise ValueError("`X` must be finite (no NaN or inf)")
+        raise FairjudgeInputError("`X` must be finite (no NaN or inf)")
     if names is None:
         names = [f"x{j}" for j in range(X.shape[1])]
     names = [str(name) for name in names]
     if len(names) != X.shape[1]:
-        raise ValueError(f"`names` must have one entry per column of X ({X.shape[1]}); got "
-                         f"{len(names)}")
+        raise FairjudgeInputError(
+            f"`names` must have one entry per column of X ({X.shape[1]}); got "
+            f"{len(names)}")
     return X, names
 
 
@@ -118,23 +120,23 @@ def _check_response(y, n: int) -> np.ndarray:
     try:
         y = np.asarray(y, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("`y` must be numeric, in [0, 1]") from None
+        raise FairjudgeInputError("`y` must be numeric, in [0, 1]") from None
     if y.shape != (n,):
-        raise ValueError(f"`y` must have shape ({n},) to match X; got {y.shape}")
+        raise FairjudgeInputError(f"`y` must have shape ({n},) to match X; got {y.shape}")
     if not np.all((y >= 0) & (y <= 1)):
-        raise ValueError("`y` must be in [0, 1] (fractions such as 0.5 allowed; no NaN)")
+        raise FairjudgeInputError("`y` must be in [0, 1] (fractions such as 0.5 allowed; no NaN)")
     return y
 
 
 def _check_l2(l2) -> float:
     if isinstance(l2, bool) or not isinstance(l2, Real) or not math.isfinite(l2) or l2 < 0:
-        raise ValueError(f"`l2` must be a finite number >= 0; got {l2!r}")
+        raise FairjudgeInputError(f"`l2` must be a finite number >= 0; got {l2!r}")
     return float(l2)
 
 
 def _check_positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"`{name}` must be a positive integer; got {value!r}")
+        raise FairjudgeInputError(f"`{name}` must be a positive integer; got {value!r}")
     return int(value)
 
 
@@ -263,39 +265,42 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
     l2 = _check_l2(l2)
     max_iter = _check_positive_int(max_iter, "max_iter")
     if isinstance(tol, bool) or not isinstance(tol, Real) or not tol > 0:
-        raise ValueError(f"`tol` must be a positive number; got {tol!r}")
+        raise FairjudgeInputError(f"`tol` must be a positive number; got {tol!r}")
     if weights is None:
         w = np.ones(n)
     else:
         w = np.asarray(weights, dtype=float)
         if w.shape != (n,):
-            raise ValueError(f"`weights` must have shape ({n},) to match X; got {w.shape}")
+            raise FairjudgeInputError(f"`weights` must have shape ({n},) to match X; got {w.shape}")
         if not np.all(np.isfinite(w) & (w >= 0)) or not np.any(w > 0):
-            raise ValueError("`weights` must be finite and >= 0, with at least one > 0")
+            raise FairjudgeInputError("`weights` must be finite and >= 0, with at least one > 0")
     Z = np.column_stack([np.ones(n), X]) if fit_intercept else X
     all_names = (["Intercept"] if fit_intercept else []) + feature_names
     if len(set(all_names)) != len(all_names):
-        raise ValueError(f"`names` must be unique (and not 'Intercept' with an intercept); "
-                         f"got {feature_names}")
+        raise FairjudgeInputError(
+            f"`names` must be unique (and not 'Intercept' with an intercept); "
+            f"got {feature_names}")
     penalty = np.full(Z.shape[1], l2)
     if fit_intercept:
         penalty[0] = 0.0
     used = w > 0
     y_mean = float(np.average(y, weights=w))
     if fit_intercept and y_mean in (0.0, 1.0):
-        raise ValueError(f"`y` is {int(y_mean)} for every observation, so the unpenalised "
-                         "intercept would be infinite; fit needs both outcomes")
+        raise FairjudgeInputError(f"`y` is {int(y_mean)} for every observation, so the unpenalised "
+                                  "intercept would be infinite; fit needs both outcomes")
     if l2 == 0:
         if np.linalg.matrix_rank(Z[used]) < Z.shape[1]:
-            raise ValueError("columns of `X` (with the intercept, if fitted) are linearly "
-                             "dependent, so the coefficients are not identified; drop a column "
-                             "or use l2 > 0")
+            raise FairjudgeInputError("columns of `X` (with the intercept, if fitted) are linearly "
+                                      "dependent, so the coefficients are not identified; drop a "
+                                      "column "
+                                      "or use l2 > 0")
         direction = _separating_direction(Z[used], y[used])
         if direction is not None:
             involved = [name for name, v in zip(all_names, direction) if abs(v) > 1e-9]
-            raise ValueError("the data are separable (a combination of "
-                             f"{', '.join(involved)} predicts y perfectly), so the maximum-"
-                             "likelihood coefficients are infinite; use l2 > 0")
+            raise FairjudgeInputError("the data are separable (a combination of "
+                                      f"{', '.join(involved)} predicts y perfectly), so the "
+                                      "maximum-"
+                                      "likelihood coefficients are infinite; use l2 > 0")
     beta = np.zeros(Z.shape[1])
     if fit_intercept:
         beta[0] = special.logit(min(max(y_mean, 1e-6), 1 - 1e-6))
@@ -378,7 +383,8 @@ def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=
     y = _check_response(y, n)
     l2 = _check_l2(l2)
     if isinstance(n_folds, bool) or not isinstance(n_folds, Integral) or not 2 <= n_folds <= n:
-        raise ValueError(f"`n_folds` must be an integer between 2 and n={n}; got {n_folds!r}")
+        raise FairjudgeInputError(f"`n_folds` must be an integer between 2 and n={n}; got "
+                                  f"{n_folds!r}")
     binary = bool(np.all((y == 0) | (y == 1)))
     folds = _fold_labels(y, int(n_folds), stratify and binary, as_generator(rng))
     predictions = np.empty(n)
@@ -387,9 +393,11 @@ def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=
         train = ~test
         y_train = y[train]
         if binary and np.unique(y_train).size < 2:
-            raise ValueError(f"`y`: training fold {k} holds only class {y_train[0]:g}, so its "
-                             "intercept would be infinite; use fewer `n_folds` or more data of "
-                             "the rare class")
+            raise FairjudgeInputError(
+                f"`y`: training fold {k} holds only class {y_train[0]:g}, so its "
+                "intercept would be infinite; use fewer `n_folds` or more "
+                "data of "
+                "the rare class")
         mean = X[train].mean(axis=0)
         scale = X[train].std(axis=0)
         scale[scale == 0] = 1.0

@@ -14,6 +14,8 @@ from numbers import Real
 import numpy as np
 from scipy import optimize, stats
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 
 @dataclass(frozen=True)
 class McNemarResult:
@@ -53,21 +55,21 @@ class McNemarResult:
 def _check_count(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) \
             or value != int(value) or value < 0:
-        raise ValueError(f"`{name}` must be a non-negative integer count; got {value!r}")
+        raise FairjudgeInputError(f"`{name}` must be a non-negative integer count; got {value!r}")
     return int(value)
 
 
 def _check_binary(values, name: str) -> np.ndarray:
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-d; got shape {array.shape}")
+        raise FairjudgeInputError(f"`{name}` must be 1-d; got shape {array.shape}")
     try:
         as_float = array.astype(float)
     except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must contain only 0/1 (or booleans)") from None
+        raise FairjudgeInputError(f"`{name}` must contain only 0/1 (or booleans)") from None
     if not np.all((as_float == 0) | (as_float == 1)):
-        raise ValueError(f"`{name}` must contain only 0/1 (or booleans); score a missing "
-                         "verdict as 0")
+        raise FairjudgeInputError(f"`{name}` must contain only 0/1 (or booleans); score a missing "
+                                  "verdict as 0")
     return as_float.astype(bool)
 
 
@@ -122,8 +124,9 @@ def mcnemar(correct_baseline, correct_other, *, correction: bool = True) -> McNe
     baseline = _check_binary(correct_baseline, "correct_baseline")
     other = _check_binary(correct_other, "correct_other")
     if baseline.size != other.size:
-        raise ValueError(f"`correct_baseline` and `correct_other` must have equal length; got "
-                         f"{baseline.size} and {other.size}")
+        raise FairjudgeInputError(
+            f"`correct_baseline` and `correct_other` must have equal length; got "
+            f"{baseline.size} and {other.size}")
     b = int(np.sum(baseline & ~other))
     c = int(np.sum(~baseline & other))
     return _mcnemar_core(b, c, int(baseline.size), correction)
@@ -196,9 +199,9 @@ def holm_bonferroni(p_values) -> np.ndarray:
     """
     p = np.asarray(p_values, dtype=float)
     if p.ndim != 1:
-        raise ValueError(f"`p_values` must be 1-d; got shape {p.shape}")
+        raise FairjudgeInputError(f"`p_values` must be 1-d; got shape {p.shape}")
     if not np.all((p >= 0) & (p <= 1)):
-        raise ValueError("`p_values` must all be between 0 and 1 (no NaN)")
+        raise FairjudgeInputError("`p_values` must all be between 0 and 1 (no NaN)")
     m = p.size
     if m == 0:
         return p.copy()
@@ -276,20 +279,23 @@ def mcnemar_mde(n, p_discordant, *, alpha: float = 0.05, power: float = 0.8) -> 
     """
     if isinstance(n, bool) or not isinstance(n, Real) or not math.isfinite(n) \
             or n != int(n) or n < 1:
-        raise ValueError(f"`n` must be a positive integer number of paired instances; got {n!r}")
+        raise FairjudgeInputError("`n` must be a positive integer number of paired instances; got "
+                                  f"{n!r}")
     n = int(n)
     if isinstance(p_discordant, bool) or not isinstance(p_discordant, Real) \
             or not 0 < p_discordant <= 1:
-        raise ValueError(f"`p_discordant` must be in (0, 1]; got {p_discordant!r}")
+        raise FairjudgeInputError(f"`p_discordant` must be in (0, 1]; got {p_discordant!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
-        raise ValueError(f"`alpha` must be between 0 and 1; got {alpha!r}")
+        raise FairjudgeInputError(f"`alpha` must be between 0 and 1; got {alpha!r}")
     if isinstance(power, bool) or not isinstance(power, Real) or not alpha / 2 < power < 1:
-        raise ValueError(f"`power` must be between alpha/2={alpha / 2} and 1; got {power!r}")
+        raise FairjudgeInputError(f"`power` must be between alpha/2={alpha / 2} and 1; got "
+                                  f"{power!r}")
     psi = float(p_discordant)
     z_alpha = float(stats.norm.ppf(1 - alpha / 2))
     if _mcnemar_power(psi, n, psi, z_alpha) < power:
-        raise ValueError(f"no accuracy difference up to p_discordant={psi} reaches power {power} "
-                         f"with n={n} paired instances; increase `n`")
+        raise FairjudgeInputError(
+            f"no accuracy difference up to p_discordant={psi} reaches power {power} "
+            f"with n={n} paired instances; increase `n`")
 
     def shortfall(delta: float) -> float:
         return _mcnemar_power(delta, n, psi, z_alpha) - power

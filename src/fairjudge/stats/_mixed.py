@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, optimize, special, stats
 
-from fairjudge._util._warnings import ConvergenceWarning
+from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.stats._logistic import _check_design, _newton, _separating_direction
 
 #: Bounds on log(sigma) during optimisation; a fit that runs into the lower one is the
@@ -223,25 +223,26 @@ def _check_binary(values, name: str, n: int | None = None) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must contain only 0/1 (or booleans)") from None
+        raise FairjudgeInputError(f"`{name}` must contain only 0/1 (or booleans)") from None
     if array.ndim != 1 or (n is not None and array.size != n):
         expected = f"({n},)" if n is not None else "(n,)"
-        raise ValueError(f"`{name}` must have shape {expected}; got {array.shape}")
+        raise FairjudgeInputError(f"`{name}` must have shape {expected}; got {array.shape}")
     if not np.all((array == 0) | (array == 1)):
-        raise ValueError(f"`{name}` must contain only 0/1 (or booleans); score a missing verdict "
-                         "as 0")
+        raise FairjudgeInputError(
+            f"`{name}` must contain only 0/1 (or booleans); score a missing verdict "
+            "as 0")
     return array
 
 
 def _group_codes(groups, n: int, name: str) -> tuple[np.ndarray, int]:
     values = pd.Series(np.asarray(groups, dtype=object)) if np.ndim(groups) == 1 else None
     if values is None or values.size != n:
-        raise ValueError(f"`{name}` must have shape ({n},); got {np.shape(groups)}")
+        raise FairjudgeInputError(f"`{name}` must have shape ({n},); got {np.shape(groups)}")
     if values.isna().any():
-        raise ValueError(f"`{name}` must not contain missing labels")
+        raise FairjudgeInputError(f"`{name}` must not contain missing labels")
     codes, uniques = pd.factorize(values, sort=False)
     if uniques.size < 2:
-        raise ValueError(f"`{name}` must contain at least 2 groups; got {uniques.size}")
+        raise FairjudgeInputError(f"`{name}` must contain at least 2 groups; got {uniques.size}")
     return codes.astype(np.int64), int(uniques.size)
 
 
@@ -249,15 +250,17 @@ def _fit(y: np.ndarray, X: np.ndarray, codes: np.ndarray, n_groups: int, names: 
          n_quadrature: int, max_iter: int, factor: tuple[int, ...] = ()) -> MixedLogitFit:
     n, p = X.shape
     if np.linalg.matrix_rank(X) < p:
-        raise ValueError("columns of `X` are linearly dependent, so the fixed effects are not "
-                         "identified; drop a column")
+        raise FairjudgeInputError(
+            "columns of `X` are linearly dependent, so the fixed effects are not "
+            "identified; drop a column")
     direction = _separating_direction(X, y)
     if direction is not None:
         involved = [name for name, v in zip(names, direction) if abs(v) > 1e-9]
-        raise ValueError("the data are separable (a combination of "
-                         f"{', '.join(involved)} predicts the outcome perfectly), so the "
-                         "maximum-likelihood fixed effects are infinite; drop or merge those "
-                         "terms")
+        raise FairjudgeInputError("the data are separable (a combination of "
+                                  f"{', '.join(involved)} predicts the outcome perfectly), so the "
+                                  "maximum-likelihood fixed effects are infinite; drop or merge "
+                                  "those "
+                                  "terms")
     data = _GroupedData(y, X, codes, n_groups)
     nodes, weights = np.polynomial.hermite.hermgauss(n_quadrature)
     log_weights = np.log(weights)
@@ -433,9 +436,9 @@ def mixed_logistic_regression(y, X, groups, *, names=None, n_quadrature: int = 2
     codes, n_groups = _group_codes(groups, n, "groups")
     for value, name in ((n_quadrature, "n_quadrature"), (max_iter, "max_iter")):
         if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer; got {value!r}")
+            raise FairjudgeInputError(f"`{name}` must be a positive integer; got {value!r}")
     if len(set(names)) != len(names):
-        raise ValueError(f"`names` must be unique; got {names}")
+        raise FairjudgeInputError(f"`names` must be unique; got {names}")
     return _fit(y, X, codes, n_groups, names, int(n_quadrature), int(max_iter))
 
 
@@ -490,22 +493,24 @@ def strategy_effects(correct, strategy, instance, *, baseline,
     n = correct.size
     if isinstance(n_quadrature, bool) or not isinstance(n_quadrature, Integral) \
             or n_quadrature < 1:
-        raise ValueError(f"`n_quadrature` must be a positive integer; got {n_quadrature!r}")
+        raise FairjudgeInputError(
+            f"`n_quadrature` must be a positive integer; got {n_quadrature!r}")
     if np.ndim(strategy) != 1 or np.size(strategy) != n:
-        raise ValueError(f"`strategy` must have shape ({n},) to match `correct`; got "
-                         f"{np.shape(strategy)}")
+        raise FairjudgeInputError(f"`strategy` must have shape ({n},) to match `correct`; got "
+                                  f"{np.shape(strategy)}")
     labels = pd.Series(np.asarray(strategy, dtype=object))
     if labels.isna().any():
-        raise ValueError("`strategy` must not contain missing values")
+        raise FairjudgeInputError("`strategy` must not contain missing values")
     levels = sorted(set(labels), key=str)
     if baseline not in set(labels):
-        raise ValueError(f"`baseline` must be one of the strategies {[str(v) for v in levels]}; "
-                         f"got {baseline!r}")
+        raise FairjudgeInputError(
+            f"`baseline` must be one of the strategies {[str(v) for v in levels]}; "
+            f"got {baseline!r}")
     codes, n_groups = _group_codes(instance, n, "instance")
     others = [level for level in levels if level != baseline]
     X = np.column_stack([np.ones(n)] + [(labels == level).to_numpy(float) for level in others])
     names = ["Intercept"] + [str(level) for level in others]
     if len(set(names)) != len(names):
-        raise ValueError(f"`strategy` levels must have distinct names; got {names[1:]}")
+        raise FairjudgeInputError(f"`strategy` levels must have distinct names; got {names[1:]}")
     return _fit(correct, X, codes, n_groups, names, int(n_quadrature), 200,
                 factor=tuple(range(1, len(others) + 1)))

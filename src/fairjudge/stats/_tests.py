@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats._intervals import Interval
 
 
@@ -49,9 +50,10 @@ def paired_t_test(x, y, *, level: float = 0.95, alternative: str = "two-sided") 
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"`x` and `y` must be 1-d of equal length; got {x.shape} and {y.shape}")
+        raise FairjudgeInputError(f"`x` and `y` must be 1-d of equal length; got {x.shape} and "
+                                  f"{y.shape}")
     if x.size < 2:
-        raise ValueError(f"a paired t-test needs at least 2 pairs; got {x.size}")
+        raise FairjudgeInputError(f"a paired t-test needs at least 2 pairs; got {x.size}")
     d = x - y
     n = d.size
     mean = float(d.mean())

@@ -6,8 +6,7 @@ budget [debiasing-strategies-study §3.3]; CWO consistent wins only [position-bi
 """
 
 from fairjudge.strategies._judging import JudgingResult, judge_pairs, judge_pairs_async
-from fairjudge.strategies._strategies import (STRATEGIES, Call, Strategy, get_strategy,
-                                              to_pair_frame)
+from fairjudge.strategies._strategies import STRATEGIES, Call, Strategy, get_strategy, to_pair_frame
 
 __all__ = ["STRATEGIES", "Call", "JudgingResult", "Strategy", "get_strategy", "judge_pairs",
            "judge_pairs_async", "to_pair_frame"]

@@ -9,11 +9,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
-from fairjudge.judges._parsing import (VERDICT_PARSER, VerdictParser, parse_rubric_scores,
-                                       parse_verdicts)
+from fairjudge.judges._parsing import (
+    VERDICT_PARSER,
+    VerdictParser,
+    parse_rubric_scores,
+    parse_verdicts,
+)
 from fairjudge.judges._prompts import load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import GenerationSettings, JudgeRequest
@@ -67,9 +72,9 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
     """Asynchronous :func:`judge_pairs` (backends stay open)."""
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     if not backends:
-        raise ValueError("at least one backend is needed")
+        raise FairjudgeInputError("at least one backend is needed")
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise ValueError(f"`samples` must be a positive integer; got {samples!r}")
+        raise FairjudgeInputError(f"`samples` must be a positive integer; got {samples!r}")
     templates = templates or load_templates()
     prompt = templates[template or strategy.template]
     report = report if report is not None else RunReport()

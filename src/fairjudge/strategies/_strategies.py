@@ -7,6 +7,7 @@ import itertools
 from dataclasses import dataclass
 
 from fairjudge._util._rng import content_seed
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import Outcome
 
 ORDERS = ("ab", "ba")
@@ -64,8 +65,9 @@ class Strategy:
     def calls(self, pair_id: str, *, seed: int, n_backends: int = 1) -> list[Call]:
         """The calls for one pair, in a fixed order."""
         if self.cross_family and n_backends < 2:
-            raise ValueError(f"strategy {self.name} (cross-family ensemble) needs at least two "
-                             f"backends; got {n_backends}")
+            raise FairjudgeInputError(
+                f"strategy {self.name} (cross-family ensemble) needs at least two "
+                f"backends; got {n_backends}")
         if self.both_orders:
             orders = ORDERS
         else:
@@ -132,8 +134,8 @@ def get_strategy(name: str) -> Strategy:
     try:
         return STRATEGIES[name.upper() if name.lower() != "cwo" else "CWO"]
     except KeyError:
-        raise ValueError(f"unknown strategy {name!r}; choose from "
-                         f"{', '.join(STRATEGIES)}") from None
+        raise FairjudgeInputError(f"unknown strategy {name!r}; choose from "
+                                  f"{', '.join(STRATEGIES)}") from None
 
 
 def to_pair_frame(outcome: Outcome, order: str) -> Outcome:

@@ -7,10 +7,20 @@ is a new module that defines its loader and registers it with :func:`register_re
 one import line here.
 """
 
-from fairjudge.data._recorded._common import (SHARED_DATA_ENV, VERDICT_COLUMNS, RecordedBenchmark,
-                                              shared_data_dir)
-from fairjudge.data._recorded._registry import (RECORDED_DATASETS, RecordedDataset, load_recorded,
-                                                recorded_dataset, register_recorded)
+from fairjudge.data._recorded._common import (
+                                              SHARED_DATA_ENV,
+                                              VERDICT_COLUMNS,
+                                              RecordedBenchmark,
+                                              shared_data_dir,
+)
+from fairjudge.data._recorded._registry import (
+                                              RECORDED_DATASETS,
+                                              RecordedDataset,
+                                              load_recorded,
+                                              recorded_dataset,
+                                              register_recorded,
+)
+
 # Importing a dataset module registers the datasets it loads.
 from fairjudge.data._recorded.alpacaeval import load_alpacaeval
 from fairjudge.data._recorded.judgebench import load_judgebench

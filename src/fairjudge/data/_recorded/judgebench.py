@@ -6,10 +6,20 @@ import re
 from functools import partial
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.data._recorded._common import (GoldRows, RecordedBenchmark, VerdictRows,
-                                              check_known, data_root, first_record, items_frame,
-                                              name_filter, pairs_frame, questions_frame,
-                                              raw_text, read_jsonl)
+from fairjudge.data._recorded._common import (
+    GoldRows,
+    RecordedBenchmark,
+    VerdictRows,
+    check_known,
+    data_root,
+    first_record,
+    items_frame,
+    name_filter,
+    pairs_frame,
+    questions_frame,
+    raw_text,
+    read_jsonl,
+)
 from fairjudge.data._recorded._registry import RecordedDataset, register_recorded
 from fairjudge.data._schema import Outcome
 

@@ -5,9 +5,19 @@ from __future__ import annotations
 from functools import partial
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.data._recorded._common import (GoldRows, RecordedBenchmark, VerdictRows,
-                                              check_known, data_root, items_frame, name_filter,
-                                              pairs_frame, questions_frame, raw_text, read_json)
+from fairjudge.data._recorded._common import (
+    GoldRows,
+    RecordedBenchmark,
+    VerdictRows,
+    check_known,
+    data_root,
+    items_frame,
+    name_filter,
+    pairs_frame,
+    questions_frame,
+    raw_text,
+    read_json,
+)
 from fairjudge.data._recorded._registry import RecordedDataset, register_recorded
 from fairjudge.data._schema import Outcome
 

@@ -9,10 +9,20 @@ from pathlib import Path
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.data._recorded._common import (WHERE_DATA, GoldRows, RecordedBenchmark,
-                                              VerdictRows, check_known, data_root, items_frame,
-                                              name_filter, pairs_frame, questions_frame,
-                                              raw_text, read_jsonl)
+from fairjudge.data._recorded._common import (
+    WHERE_DATA,
+    GoldRows,
+    RecordedBenchmark,
+    VerdictRows,
+    check_known,
+    data_root,
+    items_frame,
+    name_filter,
+    pairs_frame,
+    questions_frame,
+    raw_text,
+    read_jsonl,
+)
 from fairjudge.data._recorded._registry import RecordedDataset, register_recorded
 from fairjudge.data._schema import Outcome
 
