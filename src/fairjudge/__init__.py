@@ -4,16 +4,46 @@ Measure a judge's biases, remove them statistically, rank items under a comparis
 and report every figure with honest uncertainty. The top-level API mirrors the CLI:
 
 - :func:`rank` fits a (bias-aware) Bradley–Terry model to recorded verdicts;
-- :func:`select` runs the budgeted active top-k loop against an oracle.
+- :func:`select` runs the budgeted active top-k loop against an oracle or a live judge.
 
-Sub-packages: :mod:`fairjudge.data`, :mod:`fairjudge.models`, :mod:`fairjudge.active`,
-:mod:`fairjudge.stats`, :mod:`fairjudge.report`.
+Sub-packages: :mod:`fairjudge.data`, :mod:`fairjudge.judges`, :mod:`fairjudge.strategies`,
+:mod:`fairjudge.probes`, :mod:`fairjudge.models`, :mod:`fairjudge.active`,
+:mod:`fairjudge.audit`, :mod:`fairjudge.stats`, :mod:`fairjudge.report`.
+
+Names are imported on first use (PEP 562), so ``import fairjudge`` and the command line start
+fast.
 """
 
-from fairjudge._api import Ranking, Selection, rank, select
-from fairjudge.data._io import load_items, load_verdicts
-from fairjudge.data._schema import Outcome
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "Outcome": "fairjudge.data._schema",
+    "Ranking": "fairjudge._api",
+    "Selection": "fairjudge._api",
+    "load_items": "fairjudge.data._io",
+    "load_verdicts": "fairjudge.data._io",
+    "rank": "fairjudge._api",
+    "select": "fairjudge._api",
+}
+_SUBPACKAGES = ("active", "audit", "data", "judges", "models", "probes", "report", "stats",
+                "strategies")
+
 __all__ = ["Outcome", "Ranking", "Selection", "load_items", "load_verdicts", "rank", "select"]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"fairjudge.{name}")
+    raise AttributeError(f"module 'fairjudge' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBPACKAGES))

@@ -86,7 +86,7 @@ def test_rank_naive_has_no_bias(tmp_path, capsys):
 def test_rank_same_seed_same_membership(tmp_path, capsys):
     verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=12)
     argv = ["rank", str(verdicts_path), "--items", str(items_path), "--k", "3", "--json",
-            "--samples", "300", "--seed", "9"]
+            "--posterior-samples", "300", "--seed", "9"]
     first = _run_json(capsys, argv)
     second = _run_json(capsys, argv)
     assert first["membership"] == second["membership"]
@@ -214,7 +214,7 @@ def test_select_shows_only_recorded_orders(tmp_path, capsys):
                 .itertuples(index=False)}
     payload = _run_json(capsys, ["select", str(tmp_path / "items.csv"), "--oracle",
                                  str(tmp_path / "half.jsonl"), "--k", "3", "--budget", "20",
-                                 "--samples", "200", "--json"])
+                                 "--posterior-samples", "200", "--json"])
     assert len(payload["queried"]) == 20
     for call in payload["queried"]:
         assert recorded[(call["item_a"], call["item_b"])] == call["winner"]

@@ -79,7 +79,7 @@ def test_usage_errors_are_one_line(tmp_path, pairs_file, capsys):
     assert code == 2 and "bad.jsonl: missing field `b`" in err and "Traceback" not in err
     code, _, err = run(["judge", pairs_file, "--backend", "openai", "--out",
                         tmp_path / "v.jsonl"], capsys)
-    assert code == 2 and "--backend openai needs --model" in err
+    assert code == 2 and "--backend openai needs --judge-model" in err
 
 
 @pytest.fixture
@@ -110,10 +110,11 @@ def test_audit_a_live_judge_on_probes_and_pairs(tmp_path, pairs_file, probe_file
     for judge in ("simulated:j1", "simulated:j2"):
         for key in ("position_consistency", "first_position_rate"):
             assert set(report[judge][key]) == {"estimate", "ci_low", "ci_high", "level", "n", "method"}
-    judged = {row["judge"] for row in report["probes"]}
-    assert judged == {"simulated:j1", "simulated:j2"}
-    length = [r for r in report["probes"] if r["bias_type"] == "LENGTH"]
-    assert all(r["bias"] > 0 for r in length)  # the simulated judge rewards words
+    assert set(report["probes"]) == {"simulated:j1", "simulated:j2"}
+    length = [r for judge in report["probes"].values() for r in judge["scores"]
+              if r["bias_type"] == "LENGTH"]
+    assert len(length) == 2
+    assert all(r["bias"]["estimate"] > 0 for r in length)  # the simulated judge rewards words
     assert "<img" in (tmp_path / "a.html").read_text()
 
 

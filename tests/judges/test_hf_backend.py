@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="the hf backend needs the [hf] extra
 transformers = pytest.importorskip("transformers", reason="the hf backend needs the [hf] extra")
 
 from fairjudge.data._schema import Outcome  # noqa: E402
-from fairjudge.judges._base import JudgeBackendError, get_backend  # noqa: E402
+from fairjudge.judges import JudgeBackendError, get_backend  # noqa: E402
 from fairjudge.judges._cache import CompletionCache  # noqa: E402
 from fairjudge.judges._hf import HFBackend  # noqa: E402
 from fairjudge.judges._parsing import VERDICT_PARSER, parse_verdicts  # noqa: E402

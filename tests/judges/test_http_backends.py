@@ -193,7 +193,7 @@ def test_spend_cap_is_shared_by_the_backends_of_a_cross_family_run(server, tmp_p
 
 def test_a_rejected_request_fails_alone(server, monkeypatch):
     """A 400 (e.g. context too long) fails that call; the others go on."""
-    from fairjudge.judges._base import RequestRejected
+    from fairjudge.judges import RequestRejected
     backend = openai(server)
     original = backend.complete
 

@@ -23,8 +23,8 @@ def run_guarded(command: click.Command, argv) -> int:
     an internal bug: its traceback is printed with a bug-report hint (exit 1), never
     disguised as a usage error.
     """
+    from fairjudge._util._errors import JudgeBackendError
     from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
-    from fairjudge.judges._base import JudgeBackendError
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, FairjudgeWarning):

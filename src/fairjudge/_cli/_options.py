@@ -25,6 +25,42 @@ def default_cache_path() -> Path:
     return Path(user_cache_dir("fairjudge")) / "completions.sqlite"
 
 
+class LazyChoice(click.Choice):
+    """A choice whose values come from a registry, looked up only when needed (parsing or a
+    command's own ``--help``), so that listing commands imports nothing heavy."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._loaded = None
+        self.case_sensitive = True
+
+    @property
+    def choices(self):
+        if self._loaded is None:
+            self._loaded = tuple(self._loader())
+        return self._loaded
+
+    @choices.setter
+    def choices(self, value):
+        self._loaded = tuple(value)
+
+
+def model_choice() -> LazyChoice:
+    """The registered ranking models (``fairjudge.models.model_names``)."""
+    def load():
+        from fairjudge.models import model_names
+        return model_names()
+    return LazyChoice(load)
+
+
+def rule_choice() -> LazyChoice:
+    """The acquisition rules (``fairjudge.active.RULES``)."""
+    def load():
+        from fairjudge.active import RULES
+        return RULES
+    return LazyChoice(load)
+
+
 def _stack(*decorators):
     def apply(func):
         for decorator in reversed(decorators):

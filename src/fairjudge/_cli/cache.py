@@ -1,58 +1,58 @@
-"""``fairjudge cache``: inspect, export or clear the verdict cache."""
+"""``fairjudge cache``: inspect, export or clear the completion cache."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
 from fairjudge._cli._common import echo_json
-from fairjudge._cli.judge import DEFAULT_CACHE
+from fairjudge._cli._options import cache_option, default_cache_path, json_option
 
 
 def _open(path):
-    from pathlib import Path
-
     from fairjudge.judges import CompletionCache
 
-    path = path or DEFAULT_CACHE
-    if not Path(path).exists():
+    path = Path(path) if path else default_cache_path()
+    if not path.exists():
         raise click.UsageError(f"no cache at {path}")
     return CompletionCache(path)
 
 
 @click.group()
 def cache():
-    """Inspect, export or clear the SQLite verdict cache."""
-
-
-cache_option = click.option("--cache", "cache_path", default=None, envvar="FAIRJUDGE_CACHE",
-                            help=f"Cache file [default: {DEFAULT_CACHE}]")
+    """Inspect, export or clear the SQLite completion cache (raw judge outputs)."""
 
 
 @cache.command()
 @cache_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 def stats(cache_path, as_json):
-    """Entries per backend/model and outcome, tokens and file size."""
+    """Entries per backend, model and endpoint, tokens and file size."""
     with _open(cache_path) as store:
         info = store.stats()
     if as_json:
         echo_json(info)
         return
-    click.echo(f"{info['path']}: {info['entries']} verdicts, {info['bytes'] / 1e6:.1f} MB")
+    click.echo(f"{info['path']}: {info['entries']} completions, {info['bytes'] / 1e6:.1f} MB")
     for row in info["by_model"]:
-        click.echo(f"  {row['backend']}:{row['model']}  {row['entries']} verdicts, "
+        endpoint = f" at {row['endpoint']}" if row["endpoint"] else ""
+        click.echo(f"  {row['backend']}:{row['model']}{endpoint}  {row['entries']} completions, "
                    f"{row['input_tokens']} in / {row['output_tokens']} out tokens")
-    click.echo("  outcomes: " + ", ".join(f"{k} {v}" for k, v in info["by_outcome"].items()))
+    click.echo("  kinds: " + ", ".join(f"{k} {v}" for k, v in info["by_kind"].items()))
+    if info["legacy_entries"]:
+        click.echo(f"  {info['legacy_entries']} entries from before endpoints entered the key "
+                   "(each is bound to the first endpoint that asks for it)")
 
 
 @cache.command()
 @click.argument("out", type=click.Path(dir_okay=False))
 @cache_option
 def export(out, cache_path):
-    """Write every cached call (request, raw output, outcome, usage) to OUT as JSONL."""
+    """Write every cached call (request, raw completion, usage) to OUT as JSONL."""
     with _open(cache_path) as store:
         n = store.export(out)
-    click.echo(f"exported {n} verdicts to {out}")
+    click.echo(f"exported {n} completions to {out}")
 
 
 @cache.command()
@@ -61,9 +61,10 @@ def export(out, cache_path):
 @click.option("--model", default=None, help="Only this model's entries.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def clear(cache_path, backend, model, yes):
-    """Delete cached verdicts (paid verdicts are gone for good)."""
-    if not yes:
-        click.confirm("delete cached verdicts? they cost money to recreate", abort=True)
+    """Delete cached completions (paid answers are gone for good)."""
+    if not yes and not click.confirm("delete cached completions? they cost money to recreate"):
+        click.echo("nothing deleted")
+        return
     with _open(cache_path) as store:
         n = store.clear(backend=backend, model=model)
-    click.echo(f"deleted {n} verdicts")
+    click.echo(f"deleted {n} completions")

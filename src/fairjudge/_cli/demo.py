@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import click
-import pandas as pd
 
 BIASED = {"bias": 2.0, "position": 0.5}
 UNBIASED = {"bias": 0.0, "position": 0.0}
@@ -22,11 +21,18 @@ UNBIASED = {"bias": 0.0, "position": 0.0}
 def demo(out, seed, oracles):
     """Biased vs unbiased simulated judges: bias estimates, naive vs bias-aware recall, and
     top-k recall vs budget for the acquisition rules."""
-    from fairjudge.active import TopkExperimentConfig, make_oracle, run_topk_experiment
+    import pandas as pd
+
+    from fairjudge.active import (
+        TopkExperimentConfig,
+        make_oracle,
+        run_topk_experiment,
+        summarize_topk_results,
+    )
     from fairjudge.active._experiment import _full_data_fit
     from fairjudge.active._loop import topk_recall
     from fairjudge.data import controlled_pool, matrix_to_verdicts, write_table
-    from fairjudge.report import recall_by_budget, render, write_topk_report
+    from fairjudge.report import format_recall_table, render, write_topk_report
     from fairjudge.stats import mean_and_se
 
     start = time.perf_counter()
@@ -84,12 +90,13 @@ def demo(out, seed, oracles):
         ablation_rules=(), ablation_budget=120, spend_budget=200, k_values=(k,),
         large_n_items=0, seed=seed, **BIASED)
     results = run_topk_experiment(config, jobs=min(2, os.cpu_count() or 1))
-    _, written = write_topk_report(results, config, out)
+    summary = summarize_topk_results(results, config)
+    _, written = write_topk_report(results, config, out, summary=summary)
     click.echo(f"\nRecall vs budget, cheap biased judge ({oracles} oracles x 2 seeds, "
                "mean ± s.e.):")
-    click.echo(render(recall_by_budget(results["budget"], "bias-aware"),
+    click.echo(render(format_recall_table(summary.recall, "bias-aware"),
                       "bias-aware model"))
-    click.echo(render(recall_by_budget(results["budget"], "naive", ["topk"]),
+    click.echo(render(format_recall_table(summary.recall, "naive", ["topk"]),
                       "naive model (plateaus: it ranks presentation, not quality)"))
 
     # 4. A controlled pool: real answer texts with known quality, ready for a real judge.

@@ -7,8 +7,6 @@ import os
 import click
 
 from fairjudge._cli._common import echo_json, parse_int_list
-from fairjudge.active import RULES
-from fairjudge.models import MODELS
 
 
 @click.group()
@@ -28,7 +26,7 @@ def experiment():
 @click.option("--position", type=float, default=0.5, show_default=True, help="kappa*.")
 @click.option("--budgets", default="60,120,200,320", show_default=True)
 @click.option("--rules", default="topk,global,round-robin,random", show_default=True,
-              help=f"Comma-separated, from {', '.join(RULES)}.")
+              help="Comma-separated acquisition rules (see `fairjudge select --help`).")
 @click.option("--models", default="naive,bias-aware", show_default=True,
               help="Models run under every rule (add residualized for residualize-then-acquire).")
 @click.option("--ablation-budget", type=int, default=120, show_default=True)
@@ -47,8 +45,16 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
          k_values,
          large_n, large_k, samples, seed, jobs, out, as_json):
     """Offline top-k protocol: oracles x seeds, budgets, rules, naive vs bias-aware."""
-    from fairjudge.active import TopkExperimentConfig, run_topk_experiment
+    from fairjudge.active import (
+        RULES,
+        TopkExperimentConfig,
+        run_topk_experiment,
+        summarize_topk_results,
+    )
+    from fairjudge.models import model_names
     from fairjudge.report import write_topk_report
+
+    known_models = model_names()
 
     rule_list = tuple(r.strip() for r in rules.split(",") if r.strip())
     unknown = [r for r in rule_list if r not in RULES]
@@ -56,10 +62,10 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
         raise click.BadParameter(f"unknown rule {unknown[0]!r}; choose from {', '.join(RULES)}",
                                  param_hint="--rules")
     model_list = tuple(m.strip() for m in models.split(",") if m.strip())
-    bad = [m for m in model_list if m not in MODELS]
+    bad = [m for m in model_list if m not in known_models]
     if bad:
-        raise click.BadParameter(f"unknown model {bad[0]!r}; choose from {', '.join(MODELS)}",
-                                 param_hint="--models")
+        raise click.BadParameter(f"unknown model {bad[0]!r}; choose from "
+                                 f"{', '.join(known_models)}", param_hint="--models")
     extra = tuple(r for r in ("topk-no-variance", "topk-no-informativeness", "entropy")
                   if r not in rule_list)
     config = TopkExperimentConfig(
@@ -80,7 +86,8 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
             state["done"] = done
 
         results = run_topk_experiment(config, jobs=jobs, progress=progress)
-    text, written = write_topk_report(results, config, out)
+    text, written = write_topk_report(results, config, out,
+                                      summary=summarize_topk_results(results, config))
     if as_json:
         import json
         echo_json(json.loads((written[0].parent / "summary.json").read_text()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from fairjudge._cli._common import echo_json, split_names
-from fairjudge.models import MODELS
+from fairjudge._cli._options import model_choice
 
 
 @click.command()
@@ -13,7 +13,8 @@ from fairjudge.models import MODELS
 @click.option("--items", type=click.Path(dir_okay=False), default=None,
               help="Item table (id, covariates, optional quality).")
 @click.option("--k", "k", type=int, required=True, help="Size of the top set.")
-@click.option("--model", type=click.Choice(MODELS), default="bias-aware", show_default=True)
+@click.option("--model", type=model_choice(), default="bias-aware", show_default=True,
+              help="Ranking model.")
 @click.option("--covariates", default=None, envvar="FAIRJUDGE_COVARIATES",
               help="Comma-separated covariate columns (default: every numeric column but "
                    "quality).")
@@ -24,8 +25,8 @@ from fairjudge.models import MODELS
 @click.option("--bias-prior-precision", type=float, default=0.1, show_default=True,
               help="lambda_b = 1/tau^2 of the shrinkage prior on bias terms.")
 @click.option("--no-position", is_flag=True, help="Do not model a position term.")
-@click.option("--samples", type=int, default=1500, show_default=True,
-              help="Posterior samples for P(top-k).")
+@click.option("--posterior-samples", "samples", type=click.IntRange(min=1), default=1500,
+              show_default=True, help="Posterior samples for P(top-k).")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Level of the bias intervals.")
 @click.option("--seed", type=int, default=0, show_default=True)

@@ -19,15 +19,18 @@ from fairjudge.audit._position import (
                                        position_consistency,
                                        repetition_stability,
 )
+from fairjudge.audit._run import AuditRun, audit_judge
 from fairjudge.audit._self import DEFAULT_FAMILIES, SelfPreference, model_family, self_preference
 
 __all__ = [
     "DEFAULT_FAMILIES",
+    "AuditRun",
     "Comparison",
     "CovariateBias",
     "ExternalValidity",
     "JudgeAudit",
     "SelfPreference",
+    "audit_judge",
     "audit_verdicts",
     "compare_verdicts",
     "consistency_by_gap",

@@ -12,7 +12,8 @@ from fairjudge.data._schema import WINNER_VALUES, _first_bad, _ids_as_str, _wher
 
 def load_gold(source) -> pd.DataFrame:
     """Load a gold-label table: one row per pair, ``item_a``, ``item_b``, ``winner`` in
-    {a, b, tie} naming the better item in that row's frame, optional ``question_id``.
+    {a, b, tie} naming the better item in that row's frame, optional ``question_id`` and
+    ``pair_id`` (matched against the verdicts' ``pair_id`` when both have it).
 
     Raises
     ------
@@ -39,6 +40,8 @@ def load_gold(source) -> pd.DataFrame:
     out["winner"] = winner.astype(str)
     if "question_id" in out.columns:
         out["question_id"] = _ids_as_str(out["question_id"])
+    if "pair_id" in out.columns:
+        out["pair_id"] = _ids_as_str(out["pair_id"])
     keys = _pair_keys(out)
     dup = keys.duplicated(keep=False).to_numpy()
     if dup.any():
@@ -69,19 +72,28 @@ def gold_choice(verdicts: pd.DataFrame, gold: pd.DataFrame) -> pd.Series:
 
     Returns a Series aligned with ``verdicts`` holding ``"a"`` (the first-shown item is
     better), ``"b"`` or ``"tie"``. Pairs are matched whatever the order shown (and within
-    ``question_id`` when both tables have it).
+    ``question_id`` when both tables have it; by ``pair_id`` when both have that).
 
     Raises
     ------
     FairjudgeInputError
         ``"verdicts.jsonl line 12: pair ('x', 'y') has no gold label in gold.jsonl"``.
     """
+    if "pair_id" in gold.columns and "pair_id" in verdicts.columns:
+        # Both tables name their pairs: match on the pair id (two questions may compare the
+        # same two items).
+        gkeys = gold["pair_id"].astype(str)
+        vkeys_by_id = verdicts["pair_id"].astype(str)
+    else:
+        gkeys = vkeys_by_id = None
     with_question = "question_id" in gold.columns and "question_id" in verdicts.columns
-    gkeys = _pair_keys(gold, with_question=with_question)
+    if gkeys is None:
+        gkeys = _pair_keys(gold, with_question=with_question)
     better = pd.Series(np.where(gold["winner"] == "a", gold["item_a"],
                                 np.where(gold["winner"] == "b", gold["item_b"], "")),
                        index=gkeys.to_numpy())
-    vkeys = _pair_keys(verdicts, with_question=with_question)
+    vkeys = (vkeys_by_id if vkeys_by_id is not None
+             else _pair_keys(verdicts, with_question=with_question))
     found = vkeys.isin(better.index).to_numpy()
     bad = _first_bad(~found)
     if bad is not None:

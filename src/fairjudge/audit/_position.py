@@ -1,7 +1,8 @@
 """Position metrics of a judge from verdicts in both orders [position-bias-swap].
 
-Verdicts are fairjudge verdict tables (``item_a`` shown first). Each comparison unit is an
-unordered pair of items (within a judge, and within a ``question_id`` when present).
+Verdicts are fairjudge verdict tables (``item_a`` shown first). Each comparison unit is a
+pair (its ``pair_id``, or without that column the unordered pair of items within
+``question_id``), within a judge; see :func:`fairjudge.data.verdict_pairs`.
 """
 
 from __future__ import annotations
@@ -10,30 +11,35 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._schema import verdict_pairs
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 
 
 def _unit_keys(verdicts: pd.DataFrame) -> pd.DataFrame:
-    lo = np.where(verdicts["item_a"] < verdicts["item_b"], verdicts["item_a"], verdicts["item_b"])
-    hi = np.where(verdicts["item_a"] < verdicts["item_b"], verdicts["item_b"], verdicts["item_a"])
-    judge = verdicts["judge"] if "judge" in verdicts.columns else "judge"
-    question = verdicts["question_id"] if "question_id" in verdicts.columns else ""
+    """Per verdict: its judge, its pair (:func:`fairjudge.data.verdict_pairs`), the pair's
+    own two items, whether it was shown in the pair's own order, and its choice in the
+    pair's own frame (``own_a``, ``own_b``, ``=tie`` or ``=invalid``). Nothing depends on
+    how the item ids are spelled."""
+    pairs = verdict_pairs(verdicts)
+    judge = (verdicts["judge"].astype(str).to_numpy() if "judge" in verdicts.columns
+             else np.full(len(verdicts), "judge", dtype=object))
     winner = verdicts["winner"].astype("string").fillna("").to_numpy(dtype=object)
-    winner_item = np.where(winner == "a", verdicts["item_a"],
-                           np.where(winner == "b", verdicts["item_b"],
-                                    np.where(winner == "tie", "=tie", "=invalid")))
-    return pd.DataFrame({"judge": judge, "question": question, "lo": lo, "hi": hi,
-                         "shown_lo_first": verdicts["item_a"].to_numpy() == lo,
-                         "choice": winner_item}, index=verdicts.index)
+    first_won = np.where(pairs.own_order, "own_a", "own_b")
+    second_won = np.where(pairs.own_order, "own_b", "own_a")
+    choice = np.where(winner == "a", first_won,
+                      np.where(winner == "b", second_won,
+                               np.where(winner == "tie", "=tie", "=invalid")))
+    return pd.DataFrame({"judge": judge, "pair": pairs.code, "own_a": pairs.own_a,
+                         "own_b": pairs.own_b, "own_order": pairs.own_order,
+                         "choice": choice}, index=verdicts.index)
 
 
 def pair_clusters(verdicts: pd.DataFrame) -> np.ndarray:
-    """A label per verdict naming its unordered pair (within judge and question): the unit
-    of every bootstrap, since the two orders of one pair are not independent."""
+    """A label per verdict naming its pair (within judge): the unit of every bootstrap,
+    since the two orders (and repeated samples) of one pair are not independent."""
     units = _unit_keys(verdicts)
-    return (units["judge"].astype(str) + "\x1f" + units["question"].astype(str) + "\x1f"
-            + units["lo"].astype(str) + "\x1f" + units["hi"].astype(str)).to_numpy()
+    return (units["judge"].astype(str) + "\x1f" + units["pair"].astype(str)).to_numpy()
 
 
 def position_consistency(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
@@ -68,30 +74,36 @@ def repetition_stability(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot:
                          rng=0) -> Estimate:
     """Share of repeated identical calls (same pair, same order) that got the same verdict.
 
-    Groups are verdicts with the same judge, question, ``item_a`` and ``item_b`` (so the
-    same order shown); a group with at least two verdicts is stable when all agree (invalid
-    outputs count as a verdict of their own). Without repeats the estimate is NaN with
-    ``n = 0`` [position-bias-swap, "repetition stability"].
+    Groups are verdicts of one judge on one pair shown in the same order (repeated calls
+    carry their ``sample`` index); a group with at least two verdicts is stable when all
+    agree (invalid outputs count as a verdict of their own). Without repeats the estimate is
+    NaN with ``n = 0`` [position-bias-swap, "repetition stability"].
     """
     units = _unit_keys(verdicts)
-    units["first"] = verdicts["item_a"].to_numpy()
-    groups = units.groupby(["judge", "question", "lo", "hi", "first"])["choice"]
+    groups = units.groupby(["judge", "pair", "own_order"])["choice"]
     sizes = groups.size()
     stable = (groups.nunique() == 1)[sizes >= 2]
     return bootstrap_mean(stable.to_numpy(dtype=float), level=level, n_boot=n_boot, rng=rng)
 
 
 def pair_consistency(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Per pair judged in both orders: ``lo``, ``hi`` (item ids), ``question``, ``judge`` and
-    ``consistent`` (same winner in both orders; an invalid output is inconsistent)."""
+    """Per pair judged in both orders: ``judge``, ``pair_id``, ``item_a`` and ``item_b``
+    (the pair's own items) and ``consistent`` (same winner in both orders, the first
+    verdict of each order; an invalid output is inconsistent)."""
     units = _unit_keys(verdicts)
-    first = units.drop_duplicates(["judge", "question", "lo", "hi", "shown_lo_first"])
-    grouped = first.groupby(["judge", "question", "lo", "hi"])["choice"]
-    table = pd.DataFrame({"count": grouped.size(), "nunique": grouped.nunique(),
-                          "invalid": grouped.agg(lambda c: (c == "=invalid").any())})
+    keys = verdict_pairs(verdicts).keys
+    first = units.drop_duplicates(["judge", "pair", "own_order"])
+    grouped = first.groupby(["judge", "pair"])
+    table = pd.DataFrame({"count": grouped["choice"].size(),
+                          "nunique": grouped["choice"].nunique(),
+                          "invalid": grouped["choice"].agg(lambda c: (c == "=invalid").any()),
+                          "item_a": grouped["own_a"].first(),
+                          "item_b": grouped["own_b"].first()})
     table = table[table["count"] == 2]
     table["consistent"] = (table["nunique"] == 1) & ~table["invalid"]
-    return table[["consistent"]].reset_index()
+    table = table.reset_index()
+    table["pair_id"] = [keys[c] for c in table["pair"]]
+    return table[["judge", "pair_id", "item_a", "item_b", "consistent"]]
 
 
 def consistency_by_gap(verdicts: pd.DataFrame, quality, *, bins=4, level: float = 0.95,
@@ -116,11 +128,11 @@ def consistency_by_gap(verdicts: pd.DataFrame, quality, *, bins=4, level: float 
     pairs = pair_consistency(verdicts)
     q = pd.Series(quality)
     q.index = q.index.astype(str)
-    missing = ~pairs["lo"].isin(q.index) | ~pairs["hi"].isin(q.index)
+    missing = ~pairs["item_a"].isin(q.index) | ~pairs["item_b"].isin(q.index)
     if missing.any():
         raise FairjudgeInputError(f"`quality` has no score for item "
-                                  f"{pairs.loc[missing, 'lo'].iloc[0]!r} or its partner")
-    gap = (q.reindex(pairs["lo"]).to_numpy() - q.reindex(pairs["hi"]).to_numpy())
+                                  f"{pairs.loc[missing, 'item_a'].iloc[0]!r} or its partner")
+    gap = (q.reindex(pairs["item_a"]).to_numpy() - q.reindex(pairs["item_b"]).to_numpy())
     pairs["gap"] = np.abs(gap.astype(float))
     if isinstance(bins, (int, np.integer)):
         edges = np.unique(np.quantile(pairs["gap"], np.linspace(0, 1, bins + 1)))

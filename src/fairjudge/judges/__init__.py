@@ -14,12 +14,10 @@ LM scored by next-token logits), ``replay`` (recorded verdicts) and ``simulated`
 bias knobs). :mod:`fairjudge.judges.testing` holds a loopback provider server for tests.
 """
 
+from fairjudge._util._errors import JudgeBackendError, RequestRejected, RetryableError
 from fairjudge.judges._base import (
                                     BACKENDS,
                                     JudgeBackend,
-                                    JudgeBackendError,
-                                    RequestRejected,
-                                    RetryableError,
                                     backend_from_spec,
                                     get_backend,
                                     register_backend,

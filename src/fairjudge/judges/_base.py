@@ -1,4 +1,4 @@
-"""The judge backend interface, its errors, and the lazy backend registry."""
+"""The judge backend interface and the lazy backend registry (errors: `_util._errors`)."""
 
 from __future__ import annotations
 
@@ -7,26 +7,6 @@ import importlib
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._types import Completion, JudgeRequest
-
-
-class JudgeBackendError(RuntimeError):
-    """A fatal provider error (authentication, permission, unknown model): the run stops."""
-
-
-class RequestRejected(RuntimeError):
-    """The provider refused one request (too long, filtered, malformed): that call fails,
-    the run goes on."""
-
-
-class RetryableError(RuntimeError):
-    """A transient failure worth retrying (429, 5xx, timeout, dropped connection, bad body).
-
-    ``retry_after`` holds the provider's ``Retry-After`` in seconds when it sent one.
-    """
-
-    def __init__(self, message: str, *, retry_after: float | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class JudgeBackend(abc.ABC):

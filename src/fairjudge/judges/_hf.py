@@ -14,8 +14,9 @@ import inspect
 import threading
 import time
 
+from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.judges._base import JudgeBackend, JudgeBackendError
+from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
 _MISSING_DEPENDENCIES = "the `hf` backend needs pip install 'fairjudge[hf]'"

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 
-from fairjudge.judges._base import JudgeBackendError, RequestRejected, RetryableError
+from fairjudge._util._errors import JudgeBackendError, RequestRejected, RetryableError
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 # Errors that every further request would repeat (credentials, permissions, model name).

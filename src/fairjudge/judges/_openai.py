@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 
+from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.judges._base import JudgeBackend, JudgeBackendError
+from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import normalise_endpoint
 from fairjudge.judges._http import HTTPClient
 from fairjudge.judges._types import Completion, JudgeRequest, Usage

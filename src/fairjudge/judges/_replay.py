@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._io import load_verdicts
 from fairjudge.data._schema import Outcome
-from fairjudge.judges._base import JudgeBackend, JudgeBackendError
+from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._types import Completion, JudgeRequest
 
 _OUTCOMES = {"a": Outcome.A, "b": Outcome.B, "tie": Outcome.TIE}

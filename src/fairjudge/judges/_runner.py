@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from fairjudge._util._errors import JudgeBackendError, RequestRejected, RetryableError
 from fairjudge._util._files import read_json_file
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.judges._base import JudgeBackend, JudgeBackendError, RequestRejected, RetryableError
+from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache, cache_key, legacy_cache_key
 from fairjudge.judges._types import CallResult, JudgeRequest, Usage
 

@@ -11,16 +11,6 @@ from fairjudge.report._audit import (
                                      render_audits,
                                      render_comparison,
 )
-from fairjudge.report._deprecated import (  # noqa: F401
-                                     ablation_2x2,
-                                     full_data_table,
-                                     full_data_tests,
-                                     paired_rule_tests,
-                                     recall_by_budget,
-                                     score_ablation,
-                                     spend_by_distance,
-                                     summarize_topk_experiment,
-)
 from fairjudge.report._experiment import format_topk_summary, render_topk_summary, write_topk_report
 from fairjudge.report._plots import (
                                      plot_estimates_vs_truth,
@@ -42,8 +32,6 @@ from fairjudge.report._tables import (
 )
 from fairjudge.report._text import format_ranking
 
-# The deprecated names above (which computed their own statistics) stay importable but are
-# not part of the public table of contents.
 __all__ = [
     "audit_html",
     "comparison_html",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +100,7 @@ def _finite(value):
 
 
 def write_topk_report(results: dict, config, out_dir, *,
-                      summary=None) -> tuple[str, list[Path]]:
+                      summary) -> tuple[str, list[Path]]:
     """Write CSV/JSON data, the text report and the PNG figures into ``out_dir``.
 
     Parameters
@@ -113,7 +112,6 @@ def write_topk_report(results: dict, config, out_dir, *,
     out_dir : path
     summary : fairjudge.active.TopkSummary
         The numbers to report, from :func:`fairjudge.active.summarize_topk_results`.
-        Omitting it is deprecated: it is then computed here from ``results``.
 
     Returns
     -------
@@ -122,13 +120,6 @@ def write_topk_report(results: dict, config, out_dir, *,
     written : list of pathlib.Path
         The files written.
     """
-    if summary is None:
-        warnings.warn("write_topk_report without `summary` is deprecated; pass "
-                      "summary=fairjudge.active.summarize_topk_results(results, config)",
-                      DeprecationWarning, stacklevel=2)
-        from fairjudge.active._summary import summarize_topk_results
-
-        summary = summarize_topk_results(results, config)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []

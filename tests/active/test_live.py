@@ -1,0 +1,109 @@
+"""The live driver: select against a real judge over the loopback provider."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("aiohttp", reason="provider backends need the [openai] extra (aiohttp)")
+
+import fairjudge  # noqa: E402
+from fairjudge._cli import main  # noqa: E402
+from fairjudge.judges import (CompletionCache, Price, PriceTable, RunOptions,  # noqa: E402
+                              get_backend)
+from fairjudge.judges.testing import FakeProviderServer  # noqa: E402
+
+QUESTION = "Describe the water cycle."
+
+
+def pool(n=10):
+    """Answers whose word count is their quality: the scripted judge prefers longer ones."""
+    words = np.arange(3, 3 + 4 * n, 4)
+    return pd.DataFrame({"id": [f"ans{i:02d}" for i in range(n)],
+                         "text": [" ".join(["water"] * int(w)) for w in words],
+                         "quality": words.astype(float)})
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    with FakeProviderServer(seed=1, first_slot_lean=0.3) as srv:
+        yield srv
+
+
+def backend(server):
+    return get_backend("openai", model="judge-mini", base_url=server.base_url,
+                       api_key_env="TEST_KEY")
+
+
+def test_every_pair_judged_live_gives_the_true_order(server):
+    """With a budget of every pair, the deterministic length-loving judge orders the pool."""
+    result = fairjudge.select(pool(), backend=backend(server), question=QUESTION, k=3,
+                              budget=45, options=RunOptions(concurrency=8), n_samples=300)
+    assert result.topk == ["ans09", "ans08", "ans07"] and result.stopped == "budget"
+    assert len(result.queried) == 45 and server.request_count() == 45
+    # one call more than there are pairs: the pool is exhausted
+    more = fairjudge.select(pool(), backend=backend(server), question=QUESTION, k=3,
+                            budget=50, options=RunOptions(concurrency=8), n_samples=300)
+    assert more.stopped == "exhausted" and len(more.queried) == 45
+
+
+def test_a_rerun_pays_nothing_and_retraces_the_same_run(server, tmp_path):
+    items = pool()
+    options = RunOptions(concurrency=4, backoff_base=0.001)
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        first = fairjudge.select(items, backend=backend(server), question=QUESTION, k=3,
+                                 budget=30, cache=cache, options=options, n_samples=300, rng=5)
+    paid = server.request_count()
+    assert len(first.queried) == 30 and paid == 30 and first.stopped == "budget"
+    assert set(first.queried["order"]) == {"ab", "ba"}
+    assert {"pair_id", "cost", "cached", "raw"} <= set(first.queried.columns)
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        again = fairjudge.select(items, backend=backend(server), question=QUESTION, k=3,
+                                 budget=30, cache=cache, options=options, n_samples=300, rng=5)
+    assert server.request_count() == paid  # every call came from the cache
+    assert again.report.cache_hits == 30 and again.report.fresh == 0
+    pd.testing.assert_frame_equal(first.queried.drop(columns=["cached", "cost"]),
+                                  again.queried.drop(columns=["cached", "cost"]))
+    assert again.topk == first.topk
+
+
+def test_the_spend_cap_stops_a_live_run(server, tmp_path):
+    options = RunOptions(concurrency=2, backoff_base=0.001, max_cost=0.003,
+                         prices=PriceTable({"judge-mini": Price(1.0, 1.0)}))
+    from fairjudge.judges import GenerationSettings
+
+    result = fairjudge.select(pool(), backend=backend(server), question=QUESTION, k=3,
+                              budget=40, options=options, n_samples=100,
+                              settings=GenerationSettings(max_tokens=20), rng=0)
+    assert result.stopped == "spend cap" and result.report.stopped_by_cap
+    assert 0 < len(result.queried) < 40
+    assert result.report.cost <= 0.003
+
+
+def test_live_select_from_the_command_line(server, tmp_path, capsys):
+    items = tmp_path / "items.jsonl"
+    pool().assign(question=QUESTION).to_json(items, orient="records", lines=True)
+    argv = ["select", items, "--backend", "openai", "--judge-model", "judge-mini",
+            "--base-url", server.base_url, "--api-key-env", "TEST_KEY", "--k", "3",
+            "--budget", "45", "--concurrency", "4", "--cache", tmp_path / "c.sqlite",
+            "--posterior-samples", "200", "--no-progress", "--json"]
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads(captured.out)
+    assert payload["topk"] == ["ans09", "ans08", "ans07"] and payload["budget_spent"] == 45
+    assert all(call["judge"] == "openai:judge-mini" for call in payload["queried"])
+    assert "cache:" in captured.err
+
+
+def test_live_select_needs_answer_texts_and_one_question(server, tmp_path):
+    with pytest.raises(ValueError, match="needs the answers in a `text` column"):
+        fairjudge.select(pool().drop(columns="text"), backend=backend(server), k=2, budget=4,
+                         question=QUESTION)
+    with pytest.raises(ValueError, match="holds 2 different questions"):
+        fairjudge.select(pool().assign(question=["q1"] * 5 + ["q2"] * 5),
+                         backend=backend(server), k=2, budget=4)
+    with pytest.raises(ValueError, match="either an oracle or a live judge"):
+        fairjudge.select(pool(), "oracle.jsonl", backend=backend(server), k=2, budget=4)
