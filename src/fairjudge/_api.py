@@ -12,7 +12,7 @@ from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputErro
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
 from fairjudge.data._io import _as_frame, load_items, load_verdicts
-from fairjudge.data._schema import Outcome, validate_items
+from fairjudge.data._schema import Outcome, validate_items, verdict_covariate_columns
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
@@ -117,6 +117,15 @@ def _covariate_matrix(items: pd.DataFrame | None, covariates):
     return x, names
 
 
+def _split_covariates(covariates, verdicts: pd.DataFrame):
+    """Named covariates split into item-level ones and per-verdict ones (those the verdict
+    table carries as ``<name>_a``/``<name>_b`` or ``<name>_diff`` columns)."""
+    if covariates is None:
+        return None, []
+    per_verdict = [c for c in covariates if verdict_covariate_columns(verdicts, c) is not None]
+    return [c for c in covariates if c not in per_verdict], per_verdict
+
+
 def _items_for(comparisons) -> pd.DataFrame:
     """An item index matching the fitted items, for encoding anchor labels against it."""
     index = pd.DataFrame(index=pd.Index(comparisons.item_ids, name="id"))
@@ -144,7 +153,10 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         One of ``naive``, ``bias-aware``, ``hierarchical``, ``swap-majority``,
         ``residualized``.
     covariates : list of str, optional
-        Covariate columns of ``items`` to use.
+        Covariates to model. A name the verdict table carries per verdict (``<name>_a`` and
+        ``<name>_b`` for the first- and second-shown answer, or ``<name>_diff``) is a
+        per-verdict covariate, as in Chatbot Arena's style control; any other name is a
+        column of ``items``.
     anchors : path or pandas.DataFrame, optional
         Trusted pairwise labels (a verdict table: ``winner`` names the better item). With a
         bias-aware ``model`` the trusted-anchor gate keeps the correction only if it agrees
@@ -172,13 +184,14 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     """
     spec = model_spec(model)  # an unknown name raises, listing the registered models
     verdicts = load_verdicts(verdicts)
-    items = None if items is None else load_items(items, covariates)
-    comparisons = encode_verdicts(verdicts, items)
+    item_names, verdict_names = _split_covariates(covariates, verdicts)
+    items = None if items is None else load_items(items, item_names)
+    comparisons = encode_verdicts(verdicts, items, verdict_covariates=verdict_names)
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= comparisons.n_items):
         raise FairjudgeInputError(
             f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
             f"got {k!r}")
-    x, names = _covariate_matrix(items, covariates)
+    x, names = _covariate_matrix(items, item_names)
     if spec.covariates == "required" and x is None:
         raise FairjudgeInputError(f"the {model} model needs an item table with covariates")
     components = comparison_components(comparisons)
@@ -189,7 +202,8 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         "judges": list(comparisons.judges),
         "ties": int((verdicts["winner"] == Outcome.TIE.value).sum()),
         "first_shown_win_rate": float((verdicts["winner"] == Outcome.A.value).mean()),
-        "covariates": names or [],
+        "covariates": (names or []) + list(verdict_names),
+        "per_verdict_covariates": list(verdict_names),
         "components": len(components),
     }
     if len(components) > 1:

@@ -108,3 +108,25 @@ def test_degenerate_per_verdict_covariates_are_rejected():
         Comparisons(np.array([0, 1]), np.array([1, 2]), np.array([1.0, 0.0]), np.ones(2),
                     np.zeros(2, np.int64), ("0", "1", "2"), ("judge",), np.zeros((2, 2)),
                     ("length",))
+
+
+def test_rank_fits_arena_style_control_from_battle_columns():
+    """`rank` reads per-battle covariates from `<name>_a`/`<name>_b` columns: quality tracks
+    length across models, yet the length bias of the judge is recovered."""
+    import fairjudge
+
+    theta, first, second, score, la, lb = arena_battles(0, n_battles=6000, c=0.8)
+    models = [f"model{i}" for i in range(theta.size)]
+    winner = np.where(score == 1.0, "model_a", "model_b")
+    battles = pd.DataFrame({"model_a": np.asarray(models)[first],
+                            "model_b": np.asarray(models)[second], "winner": winner,
+                            "length_a": la, "length_b": lb})
+    result = fairjudge.rank(battles, k=3, covariates=["length"], prior_precision=0.1,
+                            bias_prior_precision=1e-4, n_samples=200)
+    length = result.bias.set_index("name").loc["length"]
+    # within 4 standard errors of the truth (it sits at 1.6 for this draw); the calibration
+    # of the interval is checked over many data sets above
+    assert abs(length["estimate"] - 0.8) < 4 * length["std_error"]
+    assert result.diagnostics["per_verdict_covariates"] == ["length"]
+    order = np.argsort(-theta)[:3]  # true ranks 3 and 4 are 0.28 logits apart, s.e. ~0.05
+    assert set(result.topk) == {models[i] for i in order}
