@@ -188,8 +188,12 @@ def test_select_with_callable_oracle():
     assert isinstance(result, Selection)
     queried = result.queried
     assert len(queried) == 20
-    assert list(queried.columns) == ["step", "item_a", "item_b", "winner", "judge",
+    assert list(queried.columns) == ["step", "pair_id", "item_a", "item_b", "winner",
+                                     "outcome_detail", "judge", "order", "sample",
                                      "acquisition_score"]
+    # the data model: the pair id names both items, the order says which was shown first
+    own_first = queried["pair_id"].str.split("|").str[0]
+    assert ((queried["order"] == "ab") == (queried["item_a"] == own_first)).all()
     assert queried["step"].tolist() == list(range(1, 21))
     # the oracle was called once per query, in the order shown
     assert calls == list(zip(queried["item_a"], queried["item_b"]))
@@ -254,7 +258,7 @@ def test_selection_to_dict():
     result = fairjudge.select(items, oracle, k=2, budget=10, n_samples=100)
     payload = result.to_dict()
     assert payload["budget_spent"] == 10
-    assert payload["queried"] == result.queried[["item_a", "item_b", "winner", "judge"]].to_dict(
-        "records")
+    assert payload["queried"] == result.queried[["item_a", "item_b", "winner", "judge",
+                                                 "order"]].to_dict("records")
     assert payload["recall_at"] == {"10": result.recall_at[10]}
     assert payload["topk"] == result.topk

@@ -406,15 +406,7 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
         n_samples=n_samples, prior_precision=prior_precision,
         bias_prior_precision=bias_prior_precision, true_quality=quality,
         checkpoints=checkpoints, item_ids=ids, rng=rng)
-    id_array = np.asarray(ids, dtype=object)
-    queried = pd.DataFrame({
-        "step": np.arange(1, len(result.outcomes) + 1),
-        "item_a": id_array[result.shown[:, 0]],
-        "item_b": id_array[result.shown[:, 1]],
-        "winner": [o.value for o in result.outcomes],
-        "judge": "oracle",
-        "acquisition_score": result.acquisition_score,
-    })
+    queried = result.history.drop(columns="fit_size").assign(judge="oracle")
     queried.attrs["rule"] = rule
     history = pd.DataFrame({"step": queried["step"], "fit_size": result.fit_size,
                             "recall": result.recall})

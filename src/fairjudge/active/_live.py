@@ -59,12 +59,6 @@ class LiveResult:
     ranker: ActiveTopK
 
 
-def pair_id(ranker: ActiveTopK, i: int, j: int) -> str:
-    """The pair id of items ``i`` and ``j``: their ids, lower index first."""
-    lo, hi = min(i, j), max(i, j)
-    return f"{ranker.item_ids[lo]}|{ranker.item_ids[hi]}"
-
-
 async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, *,
                               question: str, budget: int,
                               cache: CompletionCache | None = None,
@@ -102,7 +96,7 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
                 messages=prompt.render(question=question, answer_a=texts[p.first],
                                        answer_b=texts[p.second]),
                 settings=settings, template=prompt.name, template_version=prompt.version,
-                sample=p.repeat, metadata={"pair_id": pair_id(ranker, p.first, p.second),
+                sample=p.repeat, metadata={"pair_id": ranker.pair_id(p.first, p.second),
                                            "item_a": ranker.item_ids[p.first],
                                            "item_b": ranker.item_ids[p.second]})
                 for p in proposals]
@@ -143,7 +137,7 @@ _DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.INVAL
 
 
 def _call_row(ranker, proposal, verdict, judge, price) -> dict:
-    return {"pair_id": pair_id(ranker, proposal.first, proposal.second),
+    return {"pair_id": ranker.pair_id(proposal.first, proposal.second),
             "item_a": ranker.item_ids[proposal.first],
             "item_b": ranker.item_ids[proposal.second],
             "winner": _WINNER.get(verdict.outcome),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._ranker import ActiveTopK
@@ -75,6 +76,8 @@ class ActiveResult:
     recall_at : dict
         Recall of a fresh fit at each checkpoint budget (and the final budget).
     notes : tuple of str
+    history : pandas.DataFrame
+        The verdicts as a verdict table (:meth:`ActiveTopK.history`).
     """
 
     item_ids: tuple
@@ -91,6 +94,7 @@ class ActiveResult:
     topk: np.ndarray
     recall_at: dict
     notes: tuple
+    history: pd.DataFrame | None = None
 
 
 def run_active_topk(
@@ -224,6 +228,7 @@ def run_active_topk(
         topk=final.topk,
         recall_at=recall_at,
         notes=tuple(notes),
+        history=history,
     )
 
 

@@ -273,19 +273,32 @@ class ActiveTopK:
         """Whether the last fit includes every recorded verdict."""
         return self._fitted_upto == self.n_verdicts
 
+    def pair_id(self, i: int, j: int) -> str:
+        """The pair id of items ``i`` and ``j``: their ids joined, lower index first."""
+        lo, hi = min(i, j), max(i, j)
+        return f"{self.item_ids[lo]}|{self.item_ids[hi]}"
+
     def history(self) -> pd.DataFrame:
-        """Every recorded verdict: step, item_a (shown first), item_b, winner (``a``, ``b``,
-        ``tie``, or empty), outcome_detail, judge, acquisition_score, fit_size."""
+        """Every recorded verdict as a verdict table: step, pair_id, item_a (shown first),
+        item_b, winner (``a``, ``b``, ``tie``, or empty), outcome_detail, judge, order
+        (``ab``: the pair's lower-index item shown first), sample (earlier verdicts of the
+        same pair), acquisition_score, fit_size."""
         h = self._history
         ids = np.asarray(self.item_ids, dtype=object)
         outcomes = [Outcome(o) for o in h.outcome]
+        first = np.asarray(h.first, dtype=np.int64)
+        second = np.asarray(h.second, dtype=np.int64)
+        pair_ids = [self.pair_id(i, j) for i, j in zip(first, second)]
         return pd.DataFrame({
             "step": np.arange(1, len(outcomes) + 1),
-            "item_a": ids[np.asarray(h.first, dtype=np.int64)],
-            "item_b": ids[np.asarray(h.second, dtype=np.int64)],
+            "pair_id": pair_ids,
+            "item_a": ids[first],
+            "item_b": ids[second],
             "winner": [o.value if np.isfinite(o.first_score) else None for o in outcomes],
             "outcome_detail": [_DETAIL[o] for o in outcomes],
             "judge": list(h.judge),
+            "order": np.where(first < second, "ab", "ba"),
+            "sample": pd.Series(pair_ids).groupby(pair_ids).cumcount().to_numpy(),
             "acquisition_score": np.asarray(h.score, dtype=float),
             "fit_size": np.asarray(h.fit_size, dtype=np.int64),
         })
