@@ -123,3 +123,42 @@ def test_audit_refuses_probes_it_cannot_match(tmp_path, probe_file, capsys):
     verdicts.write_text(json.dumps({"item_a": "x", "item_b": "y", "winner": "a"}) + "\n")
     code, _, err = run(["audit", "--verdicts", verdicts, "--probes", probe_file], capsys)
     assert code == 2 and "has no `pair_id` and `order` columns" in err
+
+
+def test_judge_exits_1_and_names_the_missing_pairs_when_calls_fail(tmp_path, pairs_file,
+                                                                   capsys, monkeypatch):
+    """Every call fails (nothing listens on port 9): the run is incomplete, not a success."""
+    pytest.importorskip("aiohttp", reason="the openai backend needs aiohttp")
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    code, out, err = run(["judge", pairs_file, "--backend", "openai", "--judge-model", "m",
+                          "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "TEST_KEY",
+                          "--max-retries", "0", "--timeout", "2", "--out",
+                          tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite",
+                          "--no-progress", "--json"], capsys)
+    assert code == 1, err
+    assert "error: 30 of 30 pairs are incomplete (p0, p1, p2" in err
+    assert "rerun the same command to retry them" in err
+    assert json.loads(out)["incomplete_pairs"][:2] == ["p0", "p1"]
+
+
+def test_cache_clear_answered_no_deletes_nothing(tmp_path, capsys, monkeypatch):
+    from fairjudge.judges import CompletionCache
+
+    CompletionCache(tmp_path / "c.sqlite").close()
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("n\n"))
+    code, out, _ = run(["cache", "clear", "--cache", tmp_path / "c.sqlite"], capsys)
+    assert code == 0 and "nothing deleted" in out
+
+
+def test_internal_errors_are_reported_as_bugs_not_usage_errors(tmp_path, pairs_file, capsys,
+                                                               monkeypatch):
+    import fairjudge.strategies
+
+    def broken(*args, **kwargs):
+        raise KeyError("an internal bug")
+
+    monkeypatch.setattr(fairjudge.strategies, "judge_pairs", broken)
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--out",
+                        tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite"], capsys)
+    assert code == 1
+    assert "Traceback" in err and "this is a bug in fairjudge" in err

@@ -80,10 +80,14 @@ class Comparison:
                 "pareto": self.pareto, "recommendation": self.recommendation}
 
 
-def _instances(table: pd.DataFrame, ordered: bool) -> pd.Series:
-    key = _pair_keys(table)
+def _instances(table: pd.DataFrame, ordered: bool, by_pair_id: bool) -> pd.Series:
+    """The instance of each verdict: its pair (``pair_id`` when every table has one, else
+    its items), and with ``ordered`` also the order shown."""
+    key = table["pair_id"].astype(str) if by_pair_id else _pair_keys(table)
     if ordered:
-        key = key + "\x1f" + table["item_a"].astype(str)
+        shown = (table["order"].astype(str) if by_pair_id and "order" in table.columns
+                 else table["item_a"].astype(str))
+        key = key + "\x1f" + shown
     return key
 
 
@@ -126,10 +130,11 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
                 raise FairjudgeInputError(
                     f"{table.attrs.get('source', name)}: holds verdicts of several "
                     f"{column}s ({values}); compare one configuration per file")
-    ordered = any(_pair_keys(t).duplicated().any() for t in tables.values())
+    by_pair_id = all("pair_id" in t.columns for t in tables.values())
+    ordered = any(_instances(t, False, by_pair_id).duplicated().any() for t in tables.values())
     keyed = {}
     for name, table in tables.items():
-        keys = _instances(table, ordered)
+        keys = _instances(table, ordered, by_pair_id)
         dup = keys.duplicated().to_numpy()
         if dup.any():
             row = int(np.flatnonzero(dup)[0])
