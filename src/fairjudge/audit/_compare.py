@@ -81,12 +81,11 @@ class Comparison:
 
 
 def _instances(table: pd.DataFrame, ordered: bool, by_pair_id: bool) -> pd.Series:
-    """The instance of each verdict: its pair (``pair_id`` when every table has one, else
-    its items), and with ``ordered`` also the order shown."""
+    """The instance of each verdict: its pair (``pair_id`` when every table has pair ids and
+    orders, else its items), and with ``ordered`` also the order shown."""
     key = table["pair_id"].astype(str) if by_pair_id else _pair_keys(table)
     if ordered:
-        shown = (table["order"].astype(str) if by_pair_id and "order" in table.columns
-                 else table["item_a"].astype(str))
+        shown = table["order"].astype(str) if by_pair_id else table["item_a"].astype(str)
         key = key + "\x1f" + shown
     return key
 
@@ -130,7 +129,7 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
                 raise FairjudgeInputError(
                     f"{table.attrs.get('source', name)}: holds verdicts of several "
                     f"{column}s ({values}); compare one configuration per file")
-    by_pair_id = all("pair_id" in t.columns for t in tables.values())
+    by_pair_id = all({"pair_id", "order"} <= set(t.columns) for t in tables.values())
     ordered = any(_instances(t, False, by_pair_id).duplicated().any() for t in tables.values())
     keyed = {}
     for name, table in tables.items():
