@@ -410,19 +410,20 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
     queried.attrs["rule"] = rule
     history = pd.DataFrame({"step": queried["step"], "fit_size": result.fit_size,
                             "recall": result.recall})
-    return Selection(
-        topk=[ids[i] for i in result.topk],
-        scores=pd.Series(result.fit.scores, index=pd.Index(ids, name="id"), name="score"),
-        membership=pd.Series(result.membership, index=pd.Index(ids, name="id"),
-                             name="membership"),
-        bias=bias_frame(result.fit, level),
-        queried=queried,
-        history=history,
-        recall_at=dict(result.recall_at),
-        result=result,
-        level=level,
-        stopped="budget" if len(result.outcomes) == budget else "exhausted",
-    )
+    return _selection(ids, result.fit, result.membership, result.topk, queried, history,
+                      result, level, recall_at=dict(result.recall_at),
+                      stopped="budget" if len(result.outcomes) == budget else "exhausted")
+
+
+def _selection(ids, fit, membership, topk, queried, history, result, level, *, recall_at,
+               stopped, report=None) -> Selection:
+    index = pd.Index(ids, name="id")
+    return Selection(topk=[ids[i] for i in topk],
+                     scores=pd.Series(fit.scores, index=index, name="score"),
+                     membership=pd.Series(membership, index=index, name="membership"),
+                     bias=bias_frame(fit, level), queried=queried, history=history,
+                     recall_at=recall_at, result=result, level=level, report=report,
+                     stopped=stopped)
 
 
 def _load_items_with_features(source, covariates) -> pd.DataFrame:
@@ -496,17 +497,6 @@ def _select_live(items, ids, x, names, backend, *, k, budget, rule, model, refit
     queried.insert(0, "step", np.arange(1, len(queried) + 1))
     queried.attrs["rule"] = rule
     history = ranker.history()[["step", "fit_size"]].assign(recall=np.nan)
-    return Selection(
-        topk=[ids[i] for i in posterior.topk],
-        scores=pd.Series(posterior.fit.scores, index=pd.Index(ids, name="id"), name="score"),
-        membership=pd.Series(posterior.membership, index=pd.Index(ids, name="id"),
-                             name="membership"),
-        bias=bias_frame(posterior.fit, level),
-        queried=queried,
-        history=history,
-        recall_at={},
-        result=result,
-        level=level,
-        report=result.report,
-        stopped=result.stopped,
-    )
+    return _selection(ids, posterior.fit, posterior.membership, posterior.topk, queried,
+                      history, result, level, recall_at={}, stopped=result.stopped,
+                      report=result.report)

@@ -280,3 +280,19 @@ def test_a_new_parser_version_reparses_cached_completions_without_new_requests(s
     changed = first.calls["winner"].to_numpy() != second.calls["winner"].to_numpy()
     assert changed.any() and (second.calls.loc[changed, "winner"] == "tie").all()
     assert (first.calls["raw"] == second.calls["raw"]).all()
+
+
+def test_a_key_given_where_its_variable_name_belongs_is_never_shown(capsys, tmp_path):
+    from fairjudge._cli import main
+
+    secret = "sk-proj-Abc123DEF456ghi789JKL"
+    with pytest.raises(ValueError) as err:
+        get_backend("openai", model="m", api_key_env=secret)
+    assert secret not in str(err.value) and "not a valid name" in str(err.value)
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"id": "p", "question": "q", "a": "x", "b": "y"}\n')
+    code = main(["judge", str(pairs), "--backend", "openai", "--judge-model", "m",
+                 "--api-key-env", secret, "--out", str(tmp_path / "v.jsonl")])
+    captured = capsys.readouterr()
+    assert code == 2 and "not a valid name" in captured.err
+    assert secret not in captured.err + captured.out

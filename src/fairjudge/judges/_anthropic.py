@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import normalise_endpoint
-from fairjudge.judges._http import HTTPClient
+from fairjudge.judges._http import HTTPClient, api_key_from_env
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -49,12 +47,8 @@ class AnthropicBackend(JudgeBackend):
         self.base_url = base_url.rstrip("/")
         self.default_max_tokens = int(max_tokens)
         self.endpoint = normalise_endpoint(self.base_url, keep_port=key_port)
-        key = os.environ.get(api_key_env)
-        if not key:
-            if self.base_url == DEFAULT_BASE_URL:
-                raise JudgeBackendError(f"set the {api_key_env} environment variable to call "
-                                        f"{self.base_url}")
-            key = "EMPTY"
+        key = api_key_from_env(api_key_env, base_url=self.base_url,
+                               default_base_url=DEFAULT_BASE_URL, provider=f"anthropic:{model}")
         self._headers = {"x-api-key": key, "anthropic-version": API_VERSION,
                          "content-type": "application/json"}
         self._http = HTTPClient(timeout=timeout, max_connections=max_connections)

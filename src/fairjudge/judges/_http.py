@@ -4,13 +4,43 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import time
 
 from fairjudge._util._errors import JudgeBackendError, RequestRejected, RetryableError
+from fairjudge._util._warnings import FairjudgeInputError
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 # Errors that every further request would repeat (credentials, permissions, model name).
 FATAL_STATUS = {401, 403, 404}
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def api_key_from_env(api_key_env: str, *, base_url: str, default_base_url: str,
+                     provider: str) -> str:
+    """The API key held by the environment variable named ``api_key_env``.
+
+    A value that is not a variable name is refused without being shown (a key pasted where
+    its variable's name belongs must never reach a terminal or a log). A missing key is an
+    error for the provider's own endpoint; a local server (any other ``base_url``) gets
+    ``EMPTY``, which vLLM, Ollama and llama.cpp accept.
+    """
+    if not isinstance(api_key_env, str) or not _ENV_NAME.match(api_key_env):
+        raise FairjudgeInputError(
+            f"{provider}: `api_key_env` takes the NAME of an environment variable (such as "
+            "OPENAI_API_KEY), and the value given is not a valid name - it may be a key "
+            "itself, so it is not shown. Put the key in an environment variable and pass "
+            "its name.")
+    key = os.environ.get(api_key_env)
+    if not key:
+        if base_url == default_base_url:
+            raise JudgeBackendError(f"{provider}: set the {api_key_env} environment variable "
+                                    f"to call {base_url}")
+        return "EMPTY"
+    return key
 
 
 def _aiohttp():

@@ -3,13 +3,11 @@ OpenRouter, DeepSeek, Gemini's OpenAI-compatible endpoint)."""
 
 from __future__ import annotations
 
-import os
-
 from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import normalise_endpoint
-from fairjudge.judges._http import HTTPClient
+from fairjudge.judges._http import HTTPClient, api_key_from_env
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -51,12 +49,8 @@ class OpenAIBackend(JudgeBackend):
         self.base_url = base_url.rstrip("/")
         self.extra_body = dict(extra_body or {})
         self.endpoint = normalise_endpoint(self.base_url, keep_port=key_port)
-        key = os.environ.get(api_key_env)
-        if not key:
-            if self.base_url == DEFAULT_BASE_URL:
-                raise JudgeBackendError(f"set the {api_key_env} environment variable to call "
-                                        f"{self.base_url}")
-            key = "EMPTY"
+        key = api_key_from_env(api_key_env, base_url=self.base_url,
+                               default_base_url=DEFAULT_BASE_URL, provider=f"openai:{model}")
         self._headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         self._http = HTTPClient(timeout=timeout, max_connections=max_connections)
 

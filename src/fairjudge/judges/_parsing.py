@@ -58,6 +58,21 @@ def _json_candidates(text: str):
         yield text[start:end + 1]
 
 
+def first_json(text: str, *, whole: bool = False, objects_only: bool = True):
+    """The first JSON value in a reply, or None: the whole text (with ``whole``), then each
+    fenced block, then the span from the first ``{`` to the last ``}``. With
+    ``objects_only`` only a JSON object counts."""
+    candidates = ([text] if whole else []) + list(_json_candidates(text))
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if not objects_only or isinstance(data, dict):
+            return data
+    return None
+
+
 def parse_verdict(text: str | None) -> tuple[Outcome, str]:
     """Parse a pairwise verdict from a judge's output.
 
@@ -100,21 +115,16 @@ def parse_verdict(text: str | None) -> tuple[Outcome, str]:
     if not body:
         return Outcome.INVALID, "only hidden reasoning, no verdict"
     found: dict[str, Outcome] = {}
-    for candidate in _json_candidates(body):
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            lowered = {str(k).lower(): v for k, v in data.items()}
-            field = next((name for name in VERDICT_FIELDS if name in lowered), None)
-            if field is None:
-                return Outcome.INVALID, "JSON object without a verdict field"
-            outcome = _label(lowered[field])
-            if outcome is None:
-                return Outcome.INVALID, f"JSON field `{field}` holds {lowered[field]!r}"
-            found["json"] = outcome
-            break
+    data = first_json(body)
+    if data is not None:
+        lowered = {str(k).lower(): v for k, v in data.items()}
+        field = next((name for name in VERDICT_FIELDS if name in lowered), None)
+        if field is None:
+            return Outcome.INVALID, "JSON object without a verdict field"
+        outcome = _label(lowered[field])
+        if outcome is None:
+            return Outcome.INVALID, f"JSON field `{field}` holds {lowered[field]!r}"
+        found["json"] = outcome
     tags = {m.group(1).lower() for m in _TAG.finditer(body)}
     if len(tags) > 1:
         return Outcome.INVALID, f"contradictory verdict tags {sorted(tags)}"
@@ -144,13 +154,9 @@ def parse_rubric_scores(text: str | None) -> dict | None:
     """Criterion scores ``{"A": {...}, "B": {...}}`` from a rubric reply, if present."""
     if not text:
         return None
-    for candidate in _json_candidates(strip_hidden_reasoning(str(text))):
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict) and isinstance(data.get("scores"), dict):
-            return data["scores"]
+    data = first_json(strip_hidden_reasoning(str(text)))
+    if data is not None and isinstance(data.get("scores"), dict):
+        return data["scores"]
     return None
 
 
@@ -287,17 +293,12 @@ class LikertParser:
         if not body:
             return None, "empty output"
         found = []
-        for candidate in _json_candidates(body):
-            try:
-                data = json.loads(candidate)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict):
-                lowered = {str(k).lower(): v for k, v in data.items()}
-                field = next((f for f in _LIKERT_FIELDS if f in lowered), None)
-                if field is not None:
-                    found.append(lowered[field])
-                break
+        data = first_json(body)
+        if data is not None:
+            lowered = {str(k).lower(): v for k, v in data.items()}
+            field = next((f for f in _LIKERT_FIELDS if f in lowered), None)
+            if field is not None:
+                found.append(lowered[field])
         found += [m.group(1) for m in _LIKERT_LINE.finditer(body)]
         if not found and re.fullmatch(r"-?\d+(?:\.\d+)?", body):
             found.append(body)

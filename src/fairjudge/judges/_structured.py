@@ -11,13 +11,12 @@ its own key (so a rerun pays nothing), costed, and under the run's spend cap.
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, replace
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
-from fairjudge.judges._parsing import _json_candidates, strip_hidden_reasoning
+from fairjudge.judges._parsing import first_json, strip_hidden_reasoning
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import (
     CallResult,
@@ -70,15 +69,8 @@ class JSONSchemaParser:
         body = strip_hidden_reasoning(completion.text or "").strip()
         if not body:
             return None, "the reply was empty"
-        value, found = None, False
-        for candidate in [body, *_json_candidates(body)]:
-            try:
-                value = json.loads(candidate)
-            except json.JSONDecodeError:
-                continue
-            found = True
-            break
-        if not found:
+        value = first_json(body, whole=True, objects_only=False)
+        if value is None:
             return None, "the reply holds no parseable JSON"
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
         if errors:
