@@ -26,14 +26,6 @@ from fairjudge.data._benchmarks import (PRD_MODELS, RecordedBenchmark, load_alpa
                                         shared_data_dir)
 from fairjudge.data._features import FEATURE_COLUMNS
 
-_SKIP_WITHOUT_DATA = pytest.mark.skipif(shared_data_dir() is None,
-                                        reason="needs the recorded datasets in ../shared/data")
-
-
-def needs_shared_data(test):
-    return pytest.mark.shared_data(_SKIP_WITHOUT_DATA(test))
-
-
 # ----------------------------------------------------------------------------- statistics
 # Computed from the returned tables only (no fairjudge audit code).
 
@@ -165,14 +157,14 @@ def _check_tables(bench: RecordedBenchmark) -> None:
     assert set(gold["winner"]) <= {"a", "b", "tie"}
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("name", ["natural", "neighbor", "mtbench", "faireval", "jb_claude",
                                   "jb_gpt4o", "prd"])
 def test_tables_are_consistent(name, request):
     _check_tables(request.getfixturevalue(name))
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("subset", llmbar_subsets())
 def test_every_llmbar_subset_loads(subset):
     bench = load_llmbar(subset, strategies="Vanilla_NoRules")
@@ -182,7 +174,7 @@ def test_every_llmbar_subset_loads(subset):
     assert (bench.verdicts.groupby(["judge", "pair_id"]).size() == 2).all()
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_sizes_and_labels(natural):
     assert len(natural.pairs) == 100 and len(natural.items) == 200
     # MANIFEST: Natural label counts 1:42 / 2:58.
@@ -217,7 +209,7 @@ def _llmbar_stats(bench, judge, strategy="Vanilla_NoRules"):
     return len(pairs), pc, accuracy, both
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_natural_gpt4(natural):
     n, pc, accuracy, both = _llmbar_stats(natural, "GPT-4")
     assert n == 100
@@ -228,7 +220,7 @@ def test_llmbar_natural_gpt4(natural):
     assert both == pytest.approx(0.92, abs=1e-12)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_neighbor_gpt4(neighbor):
     n, pc, accuracy, _ = _llmbar_stats(neighbor, "GPT-4")
     assert n == 134
@@ -236,7 +228,7 @@ def test_llmbar_neighbor_gpt4(neighbor):
     assert accuracy == pytest.approx(0.64, abs=0.005)  # (87 + 85) / 268
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_mtbench_gpt4(mtbench):
     n, pc, accuracy, _ = _llmbar_stats(mtbench, "GPT-4")
     assert n == 200
@@ -244,7 +236,7 @@ def test_llmbar_mtbench_gpt4(mtbench):
     assert accuracy == pytest.approx(0.81, abs=0.005)  # (159 + 165) / 400
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_faireval_chatgpt_prefers_the_first_shown(faireval):
     # Share of ChatGPT's verdicts (both orders, Vanilla_NoRules) whose winner is "a", the
     # first-shown output; all 132 outputs parsed, so "among valid" is the same number.
@@ -288,7 +280,7 @@ JUDGEBENCH_TABLE = [
 ]
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("fixture, judge, pc, accuracy, null", JUDGEBENCH_TABLE)
 def test_judgebench_manifest_table(fixture, judge, pc, accuracy, null, request):
     bench = request.getfixturevalue(fixture)
@@ -300,7 +292,7 @@ def test_judgebench_manifest_table(fixture, judge, pc, accuracy, null, request):
         assert got_null == pytest.approx(null, abs=0.01)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_judgebench_minimax_invalid_outputs(jb_claude):
     # The MANIFEST's null share .21 counts null decisions only (58 pairs). The loader also
     # treats the 6 recorded "A>A" decisions as invalid, which adds 6 pairs: 64 / 270 = .237.
@@ -308,7 +300,7 @@ def test_judgebench_minimax_invalid_outputs(jb_claude):
     assert null == pytest.approx(64 / 270, abs=1e-12)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_judgebench_reward_models(jb_gpt4o):
     # MANIFEST: consistency about 1.0, accuracy .62-.64, no nulls.
     for judge in ("Skywork_Skywork-Reward-Gemma-2-27B", "Skywork_Skywork-Reward-Llama-3.1-8B",
@@ -321,7 +313,7 @@ def test_judgebench_reward_models(jb_gpt4o):
         assert run["raw"].isna().all() and set(run["strategy"]) == {"reward_model"}
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_judgebench_sizes(jb_claude, jb_gpt4o):
     assert len(jb_claude.pairs) == 270 and len(jb_gpt4o.pairs) == 350
     # MANIFEST label counts: Claude 143 A>B / 127 B>A; GPT-4o 193 / 157.
@@ -353,7 +345,7 @@ PRD_TABLE = [
 ]
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("reviewer, first, pc, pc_all", PRD_TABLE)
 def test_prd_manifest_table(reviewer, first, pc, pc_all, prd):
     run = _run(prd, reviewer, "threeclass")
@@ -366,7 +358,7 @@ def test_prd_manifest_table(reviewer, first, pc, pc_all, prd):
     assert _consistency(pairs) == pytest.approx(pc_all, abs=0.0005)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_prd_tables(prd):
     assert len(prd.items) == 400 and len(prd.questions) == 80 and len(prd.pairs) == 800
     assert set(prd.items["source"]) == set(PRD_MODELS)
@@ -377,7 +369,7 @@ def test_prd_tables(prd):
     assert (counts == 1).all() and len(counts) == 5 * 800 * 2
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_prd_gold_is_the_human_majority(prd):
     gold = prd.gold
     # All 10 model pairs x 80 questions have a human label: the 4 claude-vs-* files rate all
@@ -396,7 +388,7 @@ def test_prd_gold_is_the_human_majority(prd):
     assert agree > 0.7
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_prd_reviewer_filter():
     bench = load_prd(reviewers=["claude", "gpt4"])
     assert set(bench.verdicts["judge"]) == {"claude", "gpt4"} and len(bench.verdicts) == 3200
@@ -404,7 +396,7 @@ def test_prd_reviewer_filter():
 
 # ----------------------------------------------------------------------------- AlpacaEval
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_alpacaeval_tables():
     tables = load_alpacaeval()
     assert set(tables) == {"leaderboard", "leaderboard_v1", "benchmarks", "evaluators"}
