@@ -221,19 +221,15 @@ def test_llmbar_natural_gpt4(natural):
 
 
 @pytest.mark.shared_data
-def test_llmbar_neighbor_gpt4(neighbor):
-    n, pc, accuracy, _ = _llmbar_stats(neighbor, "GPT-4")
-    assert n == 134
-    assert pc == pytest.approx(0.90, abs=0.005)  # 120 / 134
-    assert accuracy == pytest.approx(0.64, abs=0.005)  # (87 + 85) / 268
-
-
-@pytest.mark.shared_data
-def test_llmbar_mtbench_gpt4(mtbench):
-    n, pc, accuracy, _ = _llmbar_stats(mtbench, "GPT-4")
-    assert n == 200
-    assert pc == pytest.approx(0.87, abs=0.005)  # 174 / 200
-    assert accuracy == pytest.approx(0.81, abs=0.005)  # (159 + 165) / 400
+@pytest.mark.parametrize("subset, n_pairs, consistency, accuracy", [
+    ("neighbor", 134, 0.90, 0.64),  # 120 / 134 consistent; (87 + 85) / 268 correct
+    ("mtbench", 200, 0.87, 0.81),  # 174 / 200 consistent; (159 + 165) / 400 correct
+])
+def test_llmbar_gpt4(request, subset, n_pairs, consistency, accuracy):
+    n, pc, got_accuracy, _ = _llmbar_stats(request.getfixturevalue(subset), "GPT-4")
+    assert n == n_pairs
+    assert pc == pytest.approx(consistency, abs=0.005)
+    assert got_accuracy == pytest.approx(accuracy, abs=0.005)
 
 
 @pytest.mark.shared_data
