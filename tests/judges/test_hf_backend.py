@@ -90,6 +90,8 @@ def prompts_with_each_verdict(model, tokenizer, labels, per_label=3, candidates=
         best = labels[max(range(len(labels)), key=expected.__getitem__)]
         if best in chosen and len(chosen[best]) < per_label:
             chosen[best].append(i)
+        if all(len(v) == per_label for v in chosen.values()):
+            break
     assert all(len(v) == per_label for v in chosen.values()), chosen
     return sorted(i for v in chosen.values() for i in v)
 
