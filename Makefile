@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-fast bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +17,15 @@ test: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	$(BIN)/python -m pytest -q
 
+# The same without the tests marked `slow` (each over ~2 s).
+test-fast: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pytest -q -m "not slow"
+
 bench: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[bench,openai]'
 	$(BIN)/python benchmarks/bench_fit.py
 	$(BIN)/python benchmarks/bench_judge.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) .venv-lower build src/*.egg-info

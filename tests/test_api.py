@@ -7,30 +7,33 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import fairjudge
 from fairjudge import Outcome, Ranking, Selection
 from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputError
 from fairjudge.active import MatrixOracle
-from fairjudge.data import SimulatedJudge, matrix_to_verdicts, simulate_items
+from fairjudge.data import matrix_to_verdicts, simulate_items
 
 BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
                 "method"]
 
 
-def _simulated(n_items=12, seed=3, bias=1.0, position=0.3):
-    items = simulate_items(n_items, rng=seed)
-    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(),
-                           bias=bias, position=position, rng=seed + 1)
-    matrix = judge.verdict_matrix()
-    return items, matrix, matrix_to_verdicts(matrix, items.index)
+@pytest.fixture
+def simulated_verdicts(simulated_oracle):
+    """Factory: (items, verdict matrix, verdict table) of a biased judge on simulated items."""
+    def simulate(n_items=12, seed=3, bias=1.0, position=0.3):
+        items, matrix = simulated_oracle(n_items, bias=bias, position=position, rng=seed,
+                                         judge_rng=seed + 1)
+        return items, matrix, matrix_to_verdicts(matrix, items.index)
+    return simulate
 
 
 # --------------------------------------------------------------------------- rank
 
 
-def test_rank_returns_a_ranking():
-    items, _, verdicts = _simulated()
+def test_rank_returns_a_ranking(simulated_verdicts):
+    items, _, verdicts = simulated_verdicts()
     result = fairjudge.rank(verdicts, items, k=5, n_samples=400)
     assert isinstance(result, Ranking)
     assert result.k == 5
@@ -52,8 +55,8 @@ def test_rank_returns_a_ranking():
     assert (result.bias["std_error"] > 0).all()
 
 
-def test_ranking_to_frame():
-    items, _, verdicts = _simulated()
+def test_ranking_to_frame(simulated_verdicts):
+    items, _, verdicts = simulated_verdicts()
     result = fairjudge.rank(verdicts, items, k=5, n_samples=400)
     frame = result.to_frame()
     assert list(frame.columns) == ["rank", "score", "std_error", "membership", "in_topk"]
@@ -67,11 +70,16 @@ def test_ranking_to_frame():
     np.testing.assert_allclose(frame.loc[result.scores.index, "score"], result.scores)
 
 
-def test_rank_recovers_quality_order_from_an_unbiased_judge():
-    items, _, verdicts = _simulated(n_items=20, seed=8, bias=0.0, position=0.0)
-    result = fairjudge.rank(verdicts, items, k=5, model="naive", n_samples=200)
-    rho = pd.Series(result.scores).corr(items["quality"], method="spearman")
-    assert rho > 0.8
+def test_rank_recovers_quality_order_from_an_unbiased_judge(simulated_verdicts):
+    """Spearman's rho between scores and true quality (20 items) exceeds 0.8: measured over
+    60 seeds, mean 0.94, sd 0.035, but below 0.8 in 1 seed of 60. Over eight seeds the mean
+    rho must be significantly above 0.8 (one-sided t test, p < 1e-3; measured t ~ 11)."""
+    rho = []
+    for seed in range(8):
+        items, _, verdicts = simulated_verdicts(n_items=20, seed=seed, bias=0.0, position=0.0)
+        result = fairjudge.rank(verdicts, items, k=5, model="naive", n_samples=200)
+        rho.append(pd.Series(result.scores).corr(items["quality"], method="spearman"))
+    assert stats.ttest_1samp(rho, 0.8, alternative="greater").pvalue < 1e-3, rho
 
 
 def _plain_item_frame(items):
@@ -80,8 +88,8 @@ def _plain_item_frame(items):
                          "verbose": items["verbose"].to_numpy()})
 
 
-def test_rank_reads_files_and_frames_alike(tmp_path):
-    items, _, verdicts = _simulated()
+def test_rank_reads_files_and_frames_alike(tmp_path, simulated_verdicts):
+    items, _, verdicts = simulated_verdicts()
     fairjudge.data.write_table(verdicts, tmp_path / "v.jsonl")
     fairjudge.data.write_table(_plain_item_frame(items), tmp_path / "items.csv")
     from_files = fairjudge.rank(tmp_path / "v.jsonl", tmp_path / "items.csv", k=3,
@@ -95,25 +103,25 @@ def test_rank_reads_files_and_frames_alike(tmp_path):
         assert from_frames.bias["name"].tolist() == ["verbose", "position"]
 
 
-def test_rank_accepts_an_id_column_frame_derived_from_simulated_items():
+def test_rank_accepts_an_id_column_frame_derived_from_simulated_items(simulated_verdicts):
     # `simulate_items(...).reset_index()` is a valid item table (ids in the `id` column);
     # pandas carries the `attrs` of the simulated table along, which must not make rank
     # mistake it for an already-validated, id-indexed table.
-    items, _, verdicts = _simulated()
+    items, _, verdicts = simulated_verdicts()
     frame = items.reset_index()
     assert "id" in frame.columns
     result = fairjudge.rank(verdicts, frame, k=3, n_samples=200)
     assert result.scores.index.tolist() == items.index.tolist()
 
 
-def test_rank_without_items_has_only_position_bias():
-    _, _, verdicts = _simulated()
+def test_rank_without_items_has_only_position_bias(simulated_verdicts):
+    _, _, verdicts = simulated_verdicts()
     result = fairjudge.rank(verdicts, k=3, n_samples=200)
     assert result.bias["name"].tolist() == ["position"]
 
 
-def test_rank_with_selected_covariates():
-    items, _, verdicts = _simulated()
+def test_rank_with_selected_covariates(simulated_verdicts):
+    items, _, verdicts = simulated_verdicts()
     frame = _plain_item_frame(items)
     frame["noise"] = np.arange(len(frame), dtype=float)
     result = fairjudge.rank(verdicts, frame, k=3, covariates=["verbose"], n_samples=200)
@@ -121,8 +129,8 @@ def test_rank_with_selected_covariates():
     assert result.diagnostics["covariates"] == ["verbose"]
 
 
-def test_rank_diagnostics():
-    items, _, verdicts = _simulated()
+def test_rank_diagnostics(simulated_verdicts):
+    items, _, verdicts = simulated_verdicts()
     result = fairjudge.rank(verdicts, items, k=3, n_samples=200)
     d = result.diagnostics
     assert d["n_verdicts"] == len(verdicts) == 12 * 11
@@ -132,14 +140,14 @@ def test_rank_diagnostics():
 
 
 @pytest.mark.parametrize("k", [0, 13, 2.0])
-def test_rank_rejects_bad_k(k):
-    items, _, verdicts = _simulated()
+def test_rank_rejects_bad_k(k, simulated_verdicts):
+    items, _, verdicts = simulated_verdicts()
     with pytest.raises(ValueError, match=r"`k` must be an integer between 1 and n_items=12"):
         fairjudge.rank(verdicts, items, k=k)
 
 
-def test_rank_rejects_unknown_model():
-    _, _, verdicts = _simulated()
+def test_rank_rejects_unknown_model(simulated_verdicts):
+    _, _, verdicts = simulated_verdicts()
     with pytest.raises(ValueError, match=r"`model` must be one of .*; got 'elo'"):
         fairjudge.rank(verdicts, k=2, model="elo")
 
@@ -160,8 +168,8 @@ def test_rank_warns_on_disconnected_comparisons():
     assert result.diagnostics["components"] == 2
 
 
-def test_rank_does_not_warn_on_connected_comparisons():
-    _, _, verdicts = _simulated()
+def test_rank_does_not_warn_on_connected_comparisons(simulated_verdicts):
+    _, _, verdicts = simulated_verdicts()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ComparisonGraphWarning)
         fairjudge.rank(verdicts, k=2, model="naive", n_samples=100)
@@ -232,8 +240,8 @@ def test_select_rejects_a_bad_oracle_answer():
         fairjudge.select(items, lambda a, b: "first", k=2, budget=4, n_samples=100)
 
 
-def test_select_replays_a_verdict_table_like_a_matrix_oracle():
-    items, matrix, verdicts = _simulated(n_items=10, seed=4)
+def test_select_replays_a_verdict_table_like_a_matrix_oracle(simulated_verdicts):
+    items, matrix, verdicts = simulated_verdicts(n_items=10, seed=4)
     from_table = fairjudge.select(items, verdicts, k=3, budget=15, n_samples=200, rng=5)
     from_matrix = fairjudge.select(items, MatrixOracle(matrix), k=3, budget=15, n_samples=200,
                                    rng=5)

@@ -2,11 +2,12 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.special import expit
 
 from fairjudge.active import (MatrixOracle, binary_entropy, pair_scores, round_robin_schedule,
                               run_active_topk, topk_recall)
-from fairjudge.data import Outcome, SimulatedJudge, simulate_items
+from fairjudge.data import Outcome
 
 
 def posterior(seed=0, n=6):
@@ -60,12 +61,9 @@ def test_round_robin_schedule_covers_every_pair_once_in_balanced_rounds(n):
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    rng = np.random.default_rng(2)
-    items = simulate_items(16, rng=rng)
-    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(), bias=2.0,
-                           position=0.5, rng=rng)
-    return items, MatrixOracle(judge.verdict_matrix())
+def oracle(simulated_oracle):
+    items, matrix = simulated_oracle(16, bias=2.0, position=0.5, rng=2)
+    return items, MatrixOracle(matrix)
 
 
 def run(oracle, **kwargs):
@@ -96,9 +94,13 @@ def test_loop_is_reproducible_and_seed_dependent(oracle):
 
 
 def test_presentation_order_is_randomised(oracle):
-    result = run(oracle, rule="random", budget=120)
-    lower_first = np.mean(result.shown[:, 0] < result.shown[:, 1])
-    assert 0.35 < lower_first < 0.65
+    """Each shown order is a fair coin: a binomial test over 4 runs of 120 queries (p >
+    1e-4). Measured over 40 single runs: share 0.50, sd 0.042, range 0.41-0.58; the former
+    one-run window 0.35-0.65 failed with probability ~1e-3."""
+    lower_first = sum(int(np.sum(result.shown[:, 0] < result.shown[:, 1]))
+                      for result in (run(oracle, rule="random", budget=120, rng=seed)
+                                     for seed in range(4)))
+    assert stats.binomtest(lower_first, 4 * 120, 0.5).pvalue > 1e-4, lower_first
 
 
 def test_refits_every_r_and_records_fit_size(oracle):
@@ -152,6 +154,8 @@ def test_topk_recall_counts_boundary_ties_as_correct():
 
 
 def test_topk_rule_spends_more_on_boundary_items_than_round_robin(oracle):
+    # Margin: over 30 single runs on 10 other oracles the top-k rule's boundary share beat
+    # round robin's every time (gain mean 0.061, sd 0.029); pooled over 4 runs it is 0.09.
     items, matrix = oracle
     quality = items["quality"].to_numpy()
     rank = np.empty(16, int)

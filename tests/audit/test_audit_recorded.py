@@ -6,11 +6,9 @@ import pytest
 
 from fairjudge._cli import main
 from fairjudge.audit import audit_verdicts, external_validity
-from fairjudge.data import load_judgebench, load_llmbar, load_prd, shared_data_dir
+from fairjudge.data import load_judgebench, load_llmbar, load_prd
 
-pytestmark = [pytest.mark.shared_data,
-              pytest.mark.skipif(shared_data_dir() is None,
-                                 reason="needs the recorded datasets in ../shared/data")]
+pytestmark = pytest.mark.shared_data  # skipped without ../shared/data (tests/conftest.py)
 
 
 def test_llmbar_gpt4_natural_through_the_audit_cli(tmp_path, capsys):

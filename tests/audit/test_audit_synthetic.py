@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import special, stats
 
 from fairjudge.audit import (audit_verdicts, consistency_by_gap, covariate_bias,
                              external_validity, model_family, position_consistency,
@@ -38,17 +39,50 @@ def synthetic(n_pairs=400, *, length_logit=1.5, position=0.0, seed=0, both_order
     return verdicts, items, gold
 
 
+def population_length_bias(length_logit):
+    """P_judge(prefer the longer answer) - P_gold(prefer it) for `synthetic`, by quadrature.
+
+    Word counts are uniform on 20..399 and independent of quality, so gold prefers the longer
+    answer half the time; the judge's logit is 2 (q_first - q_second) + length_logit *
+    log2(w_first / w_second) with q_first - q_second ~ N(0, 2). Pairs with the first answer
+    longer suffice (the other order is its mirror image).
+    """
+    words = np.arange(20, 400, dtype=float)
+    longer, shorter = np.meshgrid(words, words, indexing="ij")
+    log_ratio = np.log2(longer / shorter)[longer > shorter]
+    z, weight = np.polynomial.hermite_e.hermegauss(80)
+    weight = weight / weight.sum()
+    p_longer = special.expit(2.0 * np.sqrt(2.0) * z[:, None]
+                             + length_logit * log_ratio[None, :]).T @ weight
+    return float(p_longer.mean()) - 0.5
+
+
+def standard_error(estimate):
+    """The standard error behind a normal-theory interval."""
+    return (estimate.ci_high - estimate.ci_low) / (2 * stats.norm.ppf(0.5 + estimate.level / 2))
+
+
 def test_length_preference_beyond_gold_is_detected_and_absent_for_a_fair_judge():
+    """The excess preference for length matches its population value (0.177 by quadrature;
+    a 4 million-pair simulation gives 0.1768) within 4 standard errors, and excludes 0.
+    Measured over 30 seeds: the old check ``ci_low > 0.1`` landed at 0.103 for seed 0 (mean
+    0.138, sd 0.018, failing in ~2% of seeds); the fair judge's two 95% intervals both held 0
+    in only 90% of seeds. Those become |estimate| < 4 SE (false-failure rate 6e-5 each)."""
     verdicts, items, gold = synthetic(length_logit=1.5)
     biased = covariate_bias(verdicts, items, gold, n_boot=300)
-    assert biased.length_bias.ci_low > 0.1
+    truth = population_length_bias(1.5)
+    assert truth == pytest.approx(0.1768, abs=0.001)
+    assert abs(biased.length_bias.estimate - truth) < 4 * standard_error(biased.length_bias)
+    assert biased.length_bias.ci_low > 0
+    # With gold as a regressor the judge still rewards length (ci_low: mean 0.96, sd 0.09).
     assert biased.length_coefficient.ci_low > 0.5
     verdicts, items, gold = synthetic(length_logit=0.0, seed=1)
     fair = covariate_bias(verdicts, items, gold, n_boot=300)
-    assert fair.length_bias.ci_low < 0 < fair.length_bias.ci_high
+    assert population_length_bias(0.0) == pytest.approx(0.0, abs=1e-12)
+    assert abs(fair.length_bias.estimate) < 4 * standard_error(fair.length_bias)
     # With gold as a regressor the length coefficient of a fair judge is near zero.
-    coef = fair.coefficients.query("model == 'judge | gold' and term == 'length'")
-    assert float(coef["ci_low"].iloc[0]) < 0 < float(coef["ci_high"].iloc[0])
+    coef = fair.coefficients.query("model == 'judge | gold' and term == 'length'").iloc[0]
+    assert abs(coef["coef"]) < 4 * coef["std_error"]
 
 
 def test_first_slot_lean_shows_in_the_slot_term_and_consistency():
@@ -94,7 +128,12 @@ def test_self_preference_against_gold():
     biased = verdicts.assign(winner=winner)
     sp = self_preference(biased, items, gold=gold, n_boot=300)
     assert sp.family == "openai" and sp.judge_rate.estimate == 1.0
-    assert 0.35 < sp.gold_rate.estimate < 0.65 and sp.excess.ci_low > 0.3
+    # Gold prefers the gpt-4o answer half the time, so the excess is 1 - 0.5. Measured over
+    # 30 seeds: gold rate sd 0.04 (the old 0.35-0.65 window was 3.6 sd wide each side) and
+    # excess ci_low >= 0.34 against the old threshold 0.3; now 4-SE tolerances.
+    assert abs(sp.gold_rate.estimate - 0.5) < 4 * standard_error(sp.gold_rate)
+    assert abs(sp.excess.estimate - 0.5) < 4 * standard_error(sp.excess)
+    assert sp.excess.ci_low > 0
     assert model_family("vicuna-13b") == "meta" and model_family("mystery") is None
 
 

@@ -56,7 +56,12 @@ def test_gold_pair_labelled_twice(tmp_path):
 
 
 def simulated_configs(n=400, seed=0):
-    """Gold labels and three configurations with known accuracies 0.60, 0.60+, 0.72."""
+    """Gold labels and three configurations with accuracies about 0.58, 0.59 and 0.76.
+
+    S8's logit shift of 1.2 makes it beat B0 unmistakably: McNemar z 6.4 (sd 0.9) over 4000
+    simulated draws, never short of Holm significance. With the former shift of 0.8 (z 4.5,
+    sd 0.94) the recommendation missed S8 in 1.3% of draws.
+    """
     rng = np.random.default_rng(seed)
     gold = pd.DataFrame({"item_a": [f"a{i}" for i in range(n)],
                          "item_b": [f"b{i}" for i in range(n)],
@@ -69,7 +74,7 @@ def simulated_configs(n=400, seed=0):
         other = np.where(gold["winner"] == "a", "b", "a")
         return load_verdicts(pd.DataFrame({"item_a": gold["item_a"], "item_b": gold["item_b"],
                                            "winner": np.where(right, gold["winner"], other)}))
-    return load_gold(gold), {"B0": config(0.0), "S5": config(0.05), "S8": config(0.8)}
+    return load_gold(gold), {"B0": config(0.0), "S5": config(0.05), "S8": config(1.2)}
 
 
 def test_comparison_tables_and_recommendation():

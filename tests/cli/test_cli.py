@@ -11,24 +11,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import fairjudge
 from fairjudge._cli import main
-from fairjudge.data import SimulatedJudge, matrix_to_verdicts, simulate_items, write_table
+from fairjudge.data import matrix_to_verdicts, write_table
 
-# Seeds checked once: with items from seed 4 and verdicts from seed 104 the bias-aware fit's
-# 95% intervals contain the true c* = 2.0 and kappa* = 0.5 (about 95% of seeds do).
 ITEM_SEED, JUDGE_SEED = 4, 104
 TRUE_BIAS, TRUE_POSITION = 2.0, 0.5
 
 
-def _biased_files(tmp_path, n_items=30, item_seed=ITEM_SEED, judge_seed=JUDGE_SEED):
-    items = simulate_items(n_items, rng=item_seed)
-    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(),
-                           bias=TRUE_BIAS, position=TRUE_POSITION, rng=judge_seed)
-    verdicts = matrix_to_verdicts(judge.verdict_matrix(), items.index)
-    verdicts_path, items_path = tmp_path / "verdicts.jsonl", tmp_path / "items.csv"
-    write_table(verdicts, verdicts_path)
-    write_table(items.reset_index(), items_path)
-    return verdicts_path, items_path, items, verdicts
+@pytest.fixture
+def biased_files(tmp_path, simulated_oracle):
+    """Factory: a biased judge's full verdict matrix on simulated items, written as files."""
+    def write(n_items=30, item_seed=ITEM_SEED, judge_seed=JUDGE_SEED, folder=tmp_path):
+        items, matrix = simulated_oracle(n_items, bias=TRUE_BIAS, position=TRUE_POSITION,
+                                         rng=item_seed, judge_rng=judge_seed)
+        verdicts = matrix_to_verdicts(matrix, items.index)
+        verdicts_path, items_path = folder / "verdicts.jsonl", folder / "items.csv"
+        write_table(verdicts, verdicts_path)
+        write_table(items.reset_index(), items_path)
+        return verdicts_path, items_path, items, verdicts
+    return write
 
 
 def _run_json(capsys, argv):
@@ -41,8 +43,8 @@ def _run_json(capsys, argv):
 # --------------------------------------------------------------------------- rank
 
 
-def test_rank_json(tmp_path, capsys):
-    verdicts_path, items_path, items, _ = _biased_files(tmp_path)
+def test_rank_json(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, items, _ = biased_files()
     payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
                                  "--k", "3", "--json"])
     ids = set(items.index)
@@ -63,19 +65,31 @@ def test_rank_json(tmp_path, capsys):
         assert entry["ci_low"] < entry["estimate"] < entry["ci_high"], name
 
 
-def test_rank_bias_intervals_cover_the_truth(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path)
+def test_rank_bias_intervals_cover_the_truth(tmp_path, capsys, biased_files):
+    """The CLI reports the library's bias-aware fit, whose estimates recover the truth.
+
+    A 95% interval misses the truth in 1 seed out of 20 by design (measured over 60 seeds:
+    z for c has sd 0.61, for kappa 1.05, |z| <= 2.5), so coverage itself is tested over
+    hundreds of seeds in tests/models; here each estimate must lie within 4 standard errors
+    of the truth (false-failure rate 6e-5 each), and the intervals must exclude "no bias"
+    (over 400 seeds: ci_low of c >= 0.45, of kappa >= 0.03, mean 0.30, sd 0.09).
+    """
+    verdicts_path, items_path, items, verdicts = biased_files()
     payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
                                  "--k", "5", "--json"])
-    verbose, position = payload["bias"]["verbose"], payload["bias"]["position"]
-    assert verbose["ci_low"] < TRUE_BIAS < verbose["ci_high"]
-    assert position["ci_low"] < TRUE_POSITION < position["ci_high"]
-    # and the intervals exclude "no bias": the judge is clearly biased
-    assert verbose["ci_low"] > 0 and position["ci_low"] > 0
+    reference = fairjudge.rank(verdicts, items, k=5).bias.set_index("name")
+    for name, truth in (("verbose", TRUE_BIAS), ("position", TRUE_POSITION)):
+        entry = payload["bias"][name]
+        assert entry["estimate"] == pytest.approx(reference.loc[name, "estimate"], rel=1e-9)
+        assert entry["ci_low"] == pytest.approx(reference.loc[name, "ci_low"], rel=1e-9)
+        se = reference.loc[name, "std_error"]
+        assert abs(entry["estimate"] - truth) < 4 * se, (name, entry, se)
+        # the judge is clearly biased: the intervals exclude 0
+        assert entry["ci_low"] > 0, (name, entry)
 
 
-def test_rank_naive_has_no_bias(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path)
+def test_rank_naive_has_no_bias(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, _, _ = biased_files()
     payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
                                  "--k", "3", "--model", "naive", "--json"])
     assert payload["bias"] == {}
@@ -83,8 +97,8 @@ def test_rank_naive_has_no_bias(tmp_path, capsys):
     assert len(payload["topk"]) == 3
 
 
-def test_rank_same_seed_same_membership(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=12)
+def test_rank_same_seed_same_membership(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, _, _ = biased_files(n_items=12)
     argv = ["rank", str(verdicts_path), "--items", str(items_path), "--k", "3", "--json",
             "--posterior-samples", "300", "--seed", "9"]
     first = _run_json(capsys, argv)
@@ -92,8 +106,8 @@ def test_rank_same_seed_same_membership(tmp_path, capsys):
     assert first["membership"] == second["membership"]
 
 
-def test_rank_text_output_names_topk(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=12)
+def test_rank_text_output_names_topk(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, _, _ = biased_files(n_items=12)
     payload = _run_json(capsys, ["rank", str(verdicts_path), "--items", str(items_path),
                                  "--k", "2", "--json"])
     code = main(["rank", str(verdicts_path), "--items", str(items_path), "--k", "2"])
@@ -103,8 +117,8 @@ def test_rank_text_output_names_topk(tmp_path, capsys):
         assert item in out
 
 
-def test_rank_missing_k_is_a_usage_error(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=6)
+def test_rank_missing_k_is_a_usage_error(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, _, _ = biased_files(n_items=6)
     code = main(["rank", str(verdicts_path), "--items", str(items_path)])
     err = capsys.readouterr().err
     assert code == 2
@@ -129,8 +143,8 @@ def test_rank_bad_verdict_file_exits_2_with_one_line(tmp_path, capsys):
     assert "Traceback" not in captured.err
 
 
-def test_rank_unknown_covariate_exits_2(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=6)
+def test_rank_unknown_covariate_exits_2(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, _, _ = biased_files(n_items=6)
     code = main(["rank", str(verdicts_path), "--items", str(items_path), "--k", "2",
                  "--covariates", "verbose,wordiness"])
     captured = capsys.readouterr()
@@ -140,8 +154,8 @@ def test_rank_unknown_covariate_exits_2(tmp_path, capsys):
     assert err_lines[0].startswith("error: items.csv: covariate `wordiness` is not a column")
 
 
-def test_rank_k_too_large_exits_2(tmp_path, capsys):
-    verdicts_path, items_path, _, _ = _biased_files(tmp_path, n_items=6)
+def test_rank_k_too_large_exits_2(tmp_path, capsys, biased_files):
+    verdicts_path, items_path, _, _ = biased_files(n_items=6)
     code = main(["rank", str(verdicts_path), "--items", str(items_path), "--k", "7"])
     captured = capsys.readouterr()
     assert code == 2
@@ -160,11 +174,10 @@ def test_rank_missing_file_exits_2(tmp_path, capsys):
 # --------------------------------------------------------------------------- select
 
 
-@pytest.fixture(scope="module")
-def oracle_files(tmp_path_factory):
-    path = tmp_path_factory.mktemp("oracle")
-    verdicts_path, items_path, items, verdicts = _biased_files(path, n_items=15, item_seed=2,
-                                                               judge_seed=3)
+@pytest.fixture
+def oracle_files(biased_files):
+    verdicts_path, items_path, items, verdicts = biased_files(n_items=15, item_seed=2,
+                                                              judge_seed=3)
     return verdicts_path, items_path, verdicts
 
 
@@ -200,12 +213,9 @@ def test_select_is_deterministic_per_seed(capsys, oracle_files):
     assert first["queried"] != other["queried"]
 
 
-def test_select_shows_only_recorded_orders(tmp_path, capsys):
+def test_select_shows_only_recorded_orders(tmp_path, capsys, simulated_oracle):
     # An oracle with a single recorded order per pair: that order is the one shown.
-    items = simulate_items(10, rng=5)
-    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(),
-                           bias=1.0, position=0.3, rng=6)
-    matrix = judge.verdict_matrix()
+    items, matrix = simulated_oracle(10, bias=1.0, position=0.3, rng=5, judge_rng=6)
     matrix[np.tril_indices(10)] = np.nan  # keep i shown before j, i < j, only
     verdicts = matrix_to_verdicts(matrix, items.index)
     write_table(verdicts, tmp_path / "half.jsonl")
@@ -249,6 +259,7 @@ def test_select_missing_budget_is_a_usage_error(capsys, oracle_files):
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_demo_writes_results(tmp_path, capsys):
     out = tmp_path / "demo"
     code = main(["demo", "--out", str(out), "--oracles", "2"])
@@ -268,6 +279,7 @@ def test_demo_writes_results(tmp_path, capsys):
     assert (out / "summary.txt").read_text().strip()
 
 
+@pytest.mark.slow
 def test_experiment_topk_tiny(tmp_path, capsys):
     out = tmp_path / "topk"
     code = main(["experiment", "topk", "--oracles", "2", "--seeds", "1", "--budgets", "20,40",
@@ -304,6 +316,7 @@ def test_experiment_unknown_rule_exits_2(tmp_path, capsys):
     assert "Traceback" not in captured.err
 
 
+@pytest.mark.slow
 def test_console_script_reports_bad_input_in_one_line(tmp_path):
     script = Path(sys.executable).parent / "fairjudge"
     assert script.is_file(), "the `fairjudge` console script is not installed in this venv"

@@ -86,12 +86,19 @@ def test_usage_errors_are_one_line(tmp_path, pairs_file, capsys):
 def probe_file(tmp_path, capsys):
     records = tmp_path / "records.jsonl"
     rows = []
+    # Long answers (251 words): the simulated judge adds 2 logits per 100 words, so a LENGTH
+    # probe (the answer expanded 2-3x, here by >= 370 words) gives the longer side >= 7
+    # logits against a first-slot lean of 0.5: every judge's LENGTH bias is positive (15 of
+    # 15 measured seeds; chance of a miss < 1e-5). With the former 31-word answers the lead
+    # was ~0.9 logits and the bias was > 0 for only 22 of 30 seeds.
+    details = " ".join(f"Detail {k} adds one more short supporting fact to this answer."
+                       for k in range(20))
     for q in range(3):
         for source in ("gpt4", "claude"):
             rows.append({"question": f"Question {q}?", "source": source, "answer":
                          f"The first point about topic {q} from {source} is clear. A second "
                          f"sentence adds a detail. A third sentence explains why it matters. "
-                         f"Finally, {source} closes the answer to question {q}."})
+                         f"{details} Finally, {source} closes the answer to question {q}."})
     records.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "probes.jsonl"
     assert main(["probes", str(records), "--out", str(out), "--seed", "3"]) == 0

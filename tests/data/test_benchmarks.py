@@ -26,14 +26,6 @@ from fairjudge.data._recorded import (PRD_MODELS, VERDICT_COLUMNS, RecordedBench
 from fairjudge.data._recorded import _common
 from fairjudge.data._features import FEATURE_COLUMNS
 
-_SKIP_WITHOUT_DATA = pytest.mark.skipif(shared_data_dir() is None,
-                                        reason="needs the recorded datasets in ../shared/data")
-
-
-def needs_shared_data(test):
-    return pytest.mark.shared_data(_SKIP_WITHOUT_DATA(test))
-
-
 # ----------------------------------------------------------------------------- statistics
 # Computed from the returned tables only (no fairjudge audit code).
 
@@ -167,14 +159,14 @@ def _check_tables(bench: RecordedBenchmark) -> None:
     assert set(gold["winner"]) <= {"a", "b", "tie"}
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("name", ["natural", "neighbor", "mtbench", "faireval", "jb_claude",
                                   "jb_gpt4o", "prd"])
 def test_tables_are_consistent(name, request):
     _check_tables(request.getfixturevalue(name))
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("subset", llmbar_subsets())
 def test_every_llmbar_subset_loads(subset):
     bench = load_llmbar(subset, strategies="Vanilla_NoRules")
@@ -184,7 +176,7 @@ def test_every_llmbar_subset_loads(subset):
     assert (bench.verdicts.groupby(["judge", "pair_id"]).size() == 2).all()
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_sizes_and_labels(natural):
     assert len(natural.pairs) == 100 and len(natural.items) == 200
     # MANIFEST: Natural label counts 1:42 / 2:58.
@@ -219,7 +211,7 @@ def _llmbar_stats(bench, judge, strategy="Vanilla_NoRules"):
     return len(pairs), pc, accuracy, both
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_natural_gpt4(natural):
     n, pc, accuracy, both = _llmbar_stats(natural, "GPT-4")
     assert n == 100
@@ -230,23 +222,19 @@ def test_llmbar_natural_gpt4(natural):
     assert both == pytest.approx(0.92, abs=1e-12)
 
 
-@needs_shared_data
-def test_llmbar_neighbor_gpt4(neighbor):
-    n, pc, accuracy, _ = _llmbar_stats(neighbor, "GPT-4")
-    assert n == 134
-    assert pc == pytest.approx(0.90, abs=0.005)  # 120 / 134
-    assert accuracy == pytest.approx(0.64, abs=0.005)  # (87 + 85) / 268
+@pytest.mark.shared_data
+@pytest.mark.parametrize("subset, n_pairs, consistency, accuracy", [
+    ("neighbor", 134, 0.90, 0.64),  # 120 / 134 consistent; (87 + 85) / 268 correct
+    ("mtbench", 200, 0.87, 0.81),  # 174 / 200 consistent; (159 + 165) / 400 correct
+])
+def test_llmbar_gpt4(request, subset, n_pairs, consistency, accuracy):
+    n, pc, got_accuracy, _ = _llmbar_stats(request.getfixturevalue(subset), "GPT-4")
+    assert n == n_pairs
+    assert pc == pytest.approx(consistency, abs=0.005)
+    assert got_accuracy == pytest.approx(accuracy, abs=0.005)
 
 
-@needs_shared_data
-def test_llmbar_mtbench_gpt4(mtbench):
-    n, pc, accuracy, _ = _llmbar_stats(mtbench, "GPT-4")
-    assert n == 200
-    assert pc == pytest.approx(0.87, abs=0.005)  # 174 / 200
-    assert accuracy == pytest.approx(0.81, abs=0.005)  # (159 + 165) / 400
-
-
-@needs_shared_data
+@pytest.mark.shared_data
 def test_llmbar_faireval_chatgpt_prefers_the_first_shown(faireval):
     # Share of ChatGPT's verdicts (both orders, Vanilla_NoRules) whose winner is "a", the
     # first-shown output; all 132 outputs parsed, so "among valid" is the same number.
@@ -290,7 +278,7 @@ JUDGEBENCH_TABLE = [
 ]
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("fixture, judge, pc, accuracy, null", JUDGEBENCH_TABLE)
 def test_judgebench_manifest_table(fixture, judge, pc, accuracy, null, request):
     bench = request.getfixturevalue(fixture)
@@ -302,7 +290,7 @@ def test_judgebench_manifest_table(fixture, judge, pc, accuracy, null, request):
         assert got_null == pytest.approx(null, abs=0.01)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_judgebench_minimax_invalid_outputs(jb_claude):
     # The MANIFEST's null share .21 counts null decisions only (58 pairs). The loader also
     # treats the 6 recorded "A>A" decisions as invalid, which adds 6 pairs: 64 / 270 = .237.
@@ -310,7 +298,7 @@ def test_judgebench_minimax_invalid_outputs(jb_claude):
     assert null == pytest.approx(64 / 270, abs=1e-12)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_judgebench_reward_models(jb_gpt4o):
     # MANIFEST: consistency about 1.0, accuracy .62-.64, no nulls.
     for judge in ("Skywork_Skywork-Reward-Gemma-2-27B", "Skywork_Skywork-Reward-Llama-3.1-8B",
@@ -323,7 +311,7 @@ def test_judgebench_reward_models(jb_gpt4o):
         assert run["raw"].isna().all() and set(run["strategy"]) == {"reward_model"}
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_judgebench_sizes(jb_claude, jb_gpt4o):
     assert len(jb_claude.pairs) == 270 and len(jb_gpt4o.pairs) == 350
     # MANIFEST label counts: Claude 143 A>B / 127 B>A; GPT-4o 193 / 157.
@@ -355,7 +343,7 @@ PRD_TABLE = [
 ]
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 @pytest.mark.parametrize("reviewer, first, pc, pc_all", PRD_TABLE)
 def test_prd_manifest_table(reviewer, first, pc, pc_all, prd):
     run = _run(prd, reviewer, "threeclass")
@@ -368,7 +356,7 @@ def test_prd_manifest_table(reviewer, first, pc, pc_all, prd):
     assert _consistency(pairs) == pytest.approx(pc_all, abs=0.0005)
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_prd_tables(prd):
     assert len(prd.items) == 400 and len(prd.questions) == 80 and len(prd.pairs) == 800
     assert set(prd.items["source"]) == set(PRD_MODELS)
@@ -379,7 +367,7 @@ def test_prd_tables(prd):
     assert (counts == 1).all() and len(counts) == 5 * 800 * 2
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_prd_gold_is_the_human_majority(prd):
     gold = prd.gold
     # All 10 model pairs x 80 questions have a human label: the 4 claude-vs-* files rate all
@@ -398,7 +386,7 @@ def test_prd_gold_is_the_human_majority(prd):
     assert agree > 0.7
 
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_prd_reviewer_filter():
     bench = load_prd(reviewers=["claude", "gpt4"])
     assert set(bench.verdicts["judge"]) == {"claude", "gpt4"} and len(bench.verdicts) == 3200
@@ -406,7 +394,7 @@ def test_prd_reviewer_filter():
 
 # ----------------------------------------------------------------------------- AlpacaEval
 
-@needs_shared_data
+@pytest.mark.shared_data
 def test_alpacaeval_tables():
     tables = load_alpacaeval()
     assert set(tables) == {"leaderboard", "leaderboard_v1", "benchmarks", "evaluators"}

@@ -205,67 +205,82 @@ def test_read_table_index_holds_line_numbers(tmp_path):
 # --------------------------------------------------------------------------- file-level errors
 
 
-def test_empty_file(tmp_path):
-    path = tmp_path / "pairs.jsonl"
-    path.write_text("", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.jsonl: file is empty"):
-        load_verdicts(path)
+def _lines(*records):
+    """JSONL text; a record that is a str is written verbatim (blank or broken lines)."""
+    return "\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n"
 
 
-def test_empty_csv(tmp_path):
-    path = tmp_path / "pairs.csv"
-    path.write_text("\n\n", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.csv: file is empty"):
-        load_verdicts(path)
+# (file name, content, loader, error message pattern): each bad file names itself, and a bad
+# record its physical line (or JSON record) number.
+BAD_FILES = {
+    "empty_file": ("pairs.jsonl", "", load_verdicts, r"^pairs\.jsonl: file is empty"),
+    "empty_csv": ("pairs.csv", "\n\n", load_verdicts, r"^pairs\.csv: file is empty"),
+    "csv_with_header_only": ("pairs.csv", "item_a,item_b,winner\n", load_verdicts,
+                             r"^pairs\.csv: no verdicts found"),
+    "blank_only_jsonl": ("pairs.jsonl", "\n   \n\t\n", load_verdicts,
+                         r"^pairs\.jsonl: file is empty \(no JSON records\)"),
+    "invalid_json_line": ("pairs.jsonl", _lines(_ok(), "", '{"item_a": "x", "item_b": '),
+                          load_verdicts, r"^pairs\.jsonl line 3: not valid JSON"),
+    "invalid_json_array_names_line": (
+        "pairs.json", '[\n{"item_a": "x", "item_b": "y", "winner": "a"},\n{"item_a": }\n]\n',
+        load_verdicts, r"^pairs\.json line 3: not valid JSON"),
+    "json_that_is_not_an_array_of_objects": (
+        "pairs.json", '{"item_a": "x"}', load_verdicts,
+        r"^pairs\.json: expected a JSON array of objects"),
+    "non_object_json_line": ("pairs.jsonl", _lines(_ok(), '["x", "y", "a"]'), load_verdicts,
+                             r"^pairs\.jsonl line 2: expected a JSON object, got list"),
+    "unknown_suffix": ("pairs.xlsx", "x", load_verdicts,
+                       r"^pairs\.xlsx: unknown table format '\.xlsx'"),
+    "missing_winner_column": ("pairs.jsonl", _lines({"item_a": "x", "item_b": "y"}),
+                              load_verdicts,
+                              r"^pairs\.jsonl: missing field `winner`; a verdict table needs"),
+    "missing_winner_in_one_record": (
+        "pairs.jsonl", _lines(_ok(), _ok(), "", {"item_a": "x", "item_b": "z"}), load_verdicts,
+        r"^pairs\.jsonl line 4: field `winner`"),
+    "missing_item_b_in_one_record": (
+        "pairs.jsonl", _lines(_ok(), {"item_a": "x", "winner": "a"}), load_verdicts,
+        r"^pairs\.jsonl line 2: field `item_b` is missing"),
+    "same_item_twice": ("pairs.jsonl", _lines(_ok(), _ok(), _ok("q", "q")), load_verdicts,
+                        r"^pairs\.jsonl line 3: `item_a` and `item_b` are the same item 'q'"),
+    # 1 and "1" are one item.
+    "same_item_twice_after_id_normalisation": (
+        "pairs.jsonl", _lines(_ok(), _ok(1, "1")), load_verdicts,
+        r"^pairs\.jsonl line 2: `item_a` and `item_b`"),
+    "infinite_weight_in_csv": (
+        "pairs.csv", "item_a,item_b,winner,weight\nx,y,a,1\nx,z,a,inf\n", load_verdicts,
+        r"^pairs\.csv line 3: field `weight` must be a positive finite"),
+    "arena_winner_outside_allowed_values": (
+        "arena.jsonl", _lines({"model_a": "m1", "model_b": "m2", "winner": "model_a"},
+                              {"model_a": "m1", "model_b": "m2", "winner": "both good"}),
+        load_verdicts, r"^arena\.jsonl line 2: field `winner` must be one of model_a, "
+                       r"model_b, tie, tie \(bothbad\) in the Chatbot Arena format; "
+                       r"got 'both good'"),
+    "csv_first_data_row_is_line_2": ("pairs.csv", "item_a,item_b,winner\nx,y,maybe\nx,z,a\n",
+                                     load_verdicts, r"^pairs\.csv line 2: field `winner`.*'maybe'"),
+    "csv_fourth_data_row_is_line_5": (
+        "pairs.tsv", "item_a\titem_b\twinner\nx\ty\ta\nx\tz\ta\ny\tz\tb\nz\tz\ta\n", load_verdicts,
+        r"^pairs\.tsv line 5: `item_a` and `item_b`"),
+    # A blank line is still a line of the file; the bad row below is on line 4.
+    "csv_line_numbers_count_blank_lines": (
+        "pairs.csv", "item_a,item_b,winner\nx,y,a\n\nx,z,maybe\n", load_verdicts,
+        r"^pairs\.csv line 4: field `winner`"),
+    # Answer texts often span lines; item "b" starts on physical line 4.
+    "csv_line_numbers_count_quoted_newlines": (
+        "items.csv", 'id,text,length\na,"line one\nline two",1\nb,plain,\n', load_items,
+        r"^items\.csv line 4: covariate `length`"),
+    "json_array_errors_name_the_record": (
+        "pairs.json", json.dumps([_ok(), _ok(), _ok(winner="nope")]), load_verdicts,
+        r"^pairs\.json record 3: field `winner`"),
+}
 
 
-def test_csv_with_header_only(tmp_path):
-    path = tmp_path / "pairs.csv"
-    path.write_text("item_a,item_b,winner\n", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.csv: no verdicts found"):
-        load_verdicts(path)
-
-
-def test_blank_only_jsonl(tmp_path):
-    path = tmp_path / "pairs.jsonl"
-    path.write_text("\n   \n\t\n", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.jsonl: file is empty \(no JSON records\)"):
-        load_verdicts(path)
-
-
-def test_invalid_json_line(tmp_path):
-    path = _jsonl(tmp_path / "pairs.jsonl", [_ok(), "", '{"item_a": "x", "item_b": '])
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.jsonl line 3: not valid JSON"):
-        load_verdicts(path)
-
-
-def test_invalid_json_array_names_line(tmp_path):
-    path = tmp_path / "pairs.json"
-    path.write_text('[\n{"item_a": "x", "item_b": "y", "winner": "a"},\n{"item_a": }\n]\n',
-                    encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.json line 3: not valid JSON"):
-        load_verdicts(path)
-
-
-def test_json_that_is_not_an_array_of_objects(tmp_path):
-    path = tmp_path / "pairs.json"
-    path.write_text('{"item_a": "x"}', encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.json: expected a JSON array of objects"):
-        load_verdicts(path)
-
-
-def test_non_object_json_line(tmp_path):
-    path = _jsonl(tmp_path / "pairs.jsonl", [_ok(), '["x", "y", "a"]'])
-    with pytest.raises(FairjudgeInputError,
-                       match=r"^pairs\.jsonl line 2: expected a JSON object, got list"):
-        load_verdicts(path)
-
-
-def test_unknown_suffix(tmp_path):
-    path = tmp_path / "pairs.xlsx"
-    path.write_text("x", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.xlsx: unknown table format '\.xlsx'"):
-        load_verdicts(path)
+@pytest.mark.parametrize("file_name, content, loader, message", list(BAD_FILES.values()),
+                         ids=list(BAD_FILES))
+def test_bad_file_is_named_with_its_line(tmp_path, file_name, content, loader, message):
+    path = tmp_path / file_name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(FairjudgeInputError, match=message):
+        loader(path)
 
 
 def test_missing_file(tmp_path):
@@ -282,26 +297,6 @@ def test_loader_rejects_non_path_non_frame():
 # --------------------------------------------------------------------------- record errors
 
 
-def test_missing_winner_column(tmp_path):
-    path = _jsonl(tmp_path / "pairs.jsonl", [{"item_a": "x", "item_b": "y"}])
-    with pytest.raises(FairjudgeInputError,
-                       match=r"^pairs\.jsonl: missing field `winner`; a verdict table needs"):
-        load_verdicts(path)
-
-
-def test_missing_winner_in_one_record(tmp_path):
-    path = _jsonl(tmp_path / "pairs.jsonl",
-                  [_ok(), _ok(), "", {"item_a": "x", "item_b": "z"}])
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.jsonl line 4: field `winner`"):
-        load_verdicts(path)
-
-
-def test_missing_item_b_in_one_record(tmp_path):
-    path = _jsonl(tmp_path / "pairs.jsonl", [_ok(), {"item_a": "x", "winner": "a"}])
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.jsonl line 2: field `item_b` is missing"):
-        load_verdicts(path)
-
-
 def test_winner_outside_allowed_values_on_line_17(tmp_path):
     # 14 good records and two blank lines, so the bad record sits on physical line 17.
     records = [_ok("x", f"y{i}") for i in range(10)] + ["", ""]
@@ -311,20 +306,6 @@ def test_winner_outside_allowed_values_on_line_17(tmp_path):
         load_verdicts(path)
     assert str(info.value) == ("pairs.jsonl line 17: field `winner` must be one of a, b, tie; "
                                "got 'A>B'")
-
-
-def test_same_item_twice(tmp_path):
-    path = _jsonl(tmp_path / "pairs.jsonl", [_ok(), _ok(), _ok("q", "q")])
-    with pytest.raises(FairjudgeInputError,
-                       match=r"^pairs\.jsonl line 3: `item_a` and `item_b` are the same item 'q'"):
-        load_verdicts(path)
-
-
-def test_same_item_twice_after_id_normalisation(tmp_path):
-    # 1 and "1" are one item.
-    path = _jsonl(tmp_path / "pairs.jsonl", [_ok(), _ok(1, "1")])
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.jsonl line 2: `item_a` and `item_b`"):
-        load_verdicts(path)
 
 
 @pytest.mark.parametrize("bad", [0, -1.5, "heavy"], ids=str)
@@ -351,64 +332,6 @@ def test_gzipped_and_non_utf8_files(tmp_path):
     (tmp_path / "latin.csv").write_bytes("item_a,item_b,winner\nx\xe9,y,a\n".encode("latin-1"))
     with pytest.raises(FairjudgeInputError, match=r"^latin\.csv: not UTF-8 text"):
         load_verdicts(tmp_path / "latin.csv")
-
-
-def test_infinite_weight_in_csv(tmp_path):
-    (tmp_path / "pairs.csv").write_text("item_a,item_b,winner,weight\nx,y,a,1\nx,z,a,inf\n",
-                                        encoding="utf-8")
-    with pytest.raises(FairjudgeInputError,
-                       match=r"^pairs\.csv line 3: field `weight` must be a positive finite"):
-        load_verdicts(tmp_path / "pairs.csv")
-
-
-def test_arena_winner_outside_allowed_values(tmp_path):
-    path = _jsonl(tmp_path / "arena.jsonl", [
-        {"model_a": "m1", "model_b": "m2", "winner": "model_a"},
-        {"model_a": "m1", "model_b": "m2", "winner": "both good"},
-    ])
-    with pytest.raises(FairjudgeInputError,
-                       match=r"^arena\.jsonl line 2: field `winner` must be one of model_a, "
-                             r"model_b, tie, tie \(bothbad\) in the Chatbot Arena format; "
-                             r"got 'both good'"):
-        load_verdicts(path)
-
-
-def test_csv_first_data_row_is_line_2(tmp_path):
-    path = tmp_path / "pairs.csv"
-    path.write_text("item_a,item_b,winner\nx,y,maybe\nx,z,a\n", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.csv line 2: field `winner`.*'maybe'"):
-        load_verdicts(path)
-
-
-def test_csv_fourth_data_row_is_line_5(tmp_path):
-    path = tmp_path / "pairs.tsv"
-    path.write_text("item_a\titem_b\twinner\nx\ty\ta\nx\tz\ta\ny\tz\tb\nz\tz\ta\n",
-                    encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.tsv line 5: `item_a` and `item_b`"):
-        load_verdicts(path)
-
-
-def test_csv_line_numbers_count_blank_lines(tmp_path):
-    # A blank line is still a line of the file; the bad row below is on line 4.
-    path = tmp_path / "pairs.csv"
-    path.write_text("item_a,item_b,winner\nx,y,a\n\nx,z,maybe\n", encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.csv line 4: field `winner`"):
-        load_verdicts(path)
-
-
-def test_csv_line_numbers_count_quoted_newlines(tmp_path):
-    # Answer texts often span lines; item "b" starts on physical line 4.
-    path = tmp_path / "items.csv"
-    path.write_text('id,text,length\na,"line one\nline two",1\nb,plain,\n', encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^items\.csv line 4: covariate `length`"):
-        load_items(path)
-
-
-def test_json_array_errors_name_the_record(tmp_path):
-    path = tmp_path / "pairs.json"
-    path.write_text(json.dumps([_ok(), _ok(), _ok(winner="nope")]), encoding="utf-8")
-    with pytest.raises(FairjudgeInputError, match=r"^pairs\.json record 3: field `winner`"):
-        load_verdicts(path)
 
 
 def test_parquet_errors_name_the_row(tmp_path):

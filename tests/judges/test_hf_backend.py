@@ -80,13 +80,34 @@ async def gather(backend, requests):
     return await asyncio.gather(*(backend.complete(r) for r in requests))
 
 
+def prompts_with_each_verdict(model, tokenizer, labels, per_label=3, candidates=60):
+    """Prompt indices whose reference arg max is each of the first two labels (A, B).
+
+    Which label a randomly initialised model prefers depends on its weights, which another
+    torch or transformers release may draw differently: among 6 fixed prompts both A and B
+    won for only 78% of 40 measured seeds with a tie label. Among 60 candidates every
+    measured seed had at least 5 of each, so the prompts are chosen by the independent
+    reference, and the arg max is exercised both ways by construction.
+    """
+    chosen = {label: [] for label in labels[:2]}
+    for i in range(candidates):
+        expected = reference_probabilities(model, tokenizer, prompt(i) + "\n", labels)
+        best = labels[max(range(len(labels)), key=expected.__getitem__)]
+        if best in chosen and len(chosen[best]) < per_label:
+            chosen[best].append(i)
+        if all(len(v) == per_label for v in chosen.values()):
+            break
+    assert all(len(v) == per_label for v in chosen.values()), chosen
+    return sorted(i for v in chosen.values() for i in v)
+
+
 @pytest.mark.parametrize("tie_label", [None, "tie"])
 def test_verdict_is_the_arg_max_of_the_label_logits(model, tokenizer, tie_label):
     backend = HFBackend(model_object=model, tokenizer=tokenizer, tie_label=tie_label)
     labels = ("A", "B") + ((tie_label,) if tie_label else ())
     keys = ("A", "B", "tie")[:len(labels)]
     outcomes = set()
-    for i in range(6):
+    for i in prompts_with_each_verdict(model, tokenizer, labels):
         text = prompt(i)
         completion = asyncio.run(backend.complete(verdict_request(text)))
         expected = reference_probabilities(model, tokenizer, text + "\n", labels)

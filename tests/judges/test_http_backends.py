@@ -12,22 +12,16 @@ from fairjudge.judges import (GenerationSettings, JudgeBackendError, JudgeReques
                               PriceTable, Price, RunOptions, RunReport, CompletionCache,
                               execute_requests, get_backend, parse_verdicts,
                               run_requests)
-from fairjudge.judges.testing import FakeProviderServer, FaultPlan, call_key, judge_prompt  # noqa: E402
+from fairjudge.judges.testing import FaultPlan, call_key, judge_prompt  # noqa: E402
 from fairjudge.strategies import judge_pairs  # noqa: E402
 
 FAST = RunOptions(concurrency=16, backoff_base=0.001, backoff_max=0.01)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FakeProviderServer(first_slot_lean=0.1, seed=0) as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def keys(monkeypatch, server):
+@pytest.fixture
+def server(fake_server, monkeypatch):
     monkeypatch.setenv("TEST_KEY", "sk-test-secret")
-    server.faults = FaultPlan()
+    return fake_server
 
 
 def openai(server, **kw):
@@ -101,11 +95,14 @@ def test_missing_key_for_the_real_endpoint_is_an_error(monkeypatch):
 
 def test_faults_are_retried_to_the_same_verdicts(server, tmp_path):
     """Acceptance: with 20% of requests answered 429 or 500, a 500-pair run completes with
-    the same verdicts as a fault-free run."""
+    the same verdicts as a fault-free run. At most 4 faults per call, so the 9 attempts
+    always suffice (uncapped, one of the 500 calls would fail all 9 with probability 3e-4);
+    about 125 retries are expected (sd ~ 11)."""
     pairs = make_pairs(500)
     clean = judge_pairs(pairs, "B0", [openai(server)], options=FAST, seed=3,
                         cache=CompletionCache(tmp_path / "clean.sqlite"))
-    server.faults = FaultPlan(rate_429=0.1, rate_500=0.1, retry_after=0.001)
+    server.faults = FaultPlan(rate_429=0.1, rate_500=0.1, retry_after=0.001,
+                              max_faults_per_call=4)
     before = server.request_count()
     faulty = judge_pairs(pairs, "B0", [openai(server)], options=FAST, seed=3,
                          cache=CompletionCache(tmp_path / "faulty.sqlite"))
@@ -114,9 +111,12 @@ def test_faults_are_retried_to_the_same_verdicts(server, tmp_path):
     pd.testing.assert_frame_equal(clean.aggregate, faulty.aggregate)
 
 
-@pytest.mark.parametrize("fault", [FaultPlan(malformed_rate=0.3), FaultPlan(drop_rate=0.3),
-                                   FaultPlan(rate_529=0.3)])
+@pytest.mark.parametrize("fault", [FaultPlan(malformed_rate=0.3, max_faults_per_call=4),
+                                   FaultPlan(drop_rate=0.3, max_faults_per_call=4),
+                                   FaultPlan(rate_529=0.3, max_faults_per_call=4)])
 def test_malformed_bodies_drops_and_overload_are_retried(server, fault):
+    # Capped at 4 faults per call, 9 attempts always suffice; P(no fault at all among the 39
+    # calls) = 0.7^39 ~ 1e-6.
     server.faults = fault
     report = RunReport()
     requests = [letter_request("x " * i, "y " * (40 - i)) for i in range(1, 40)]
@@ -126,11 +126,16 @@ def test_malformed_bodies_drops_and_overload_are_retried(server, fault):
 
 
 def test_slow_answers_hit_the_timeout_and_are_retried(server):
-    server.faults = FaultPlan(slow_rate=0.5, slow_seconds=1.0, max_faults_per_call=1)
+    # The fault cap does not apply to slow answers: each attempt is slow with probability
+    # 1/2, so 21 attempts per call leave a 16-call run unfinished with probability 8e-6, and
+    # P(no slow first attempt) = 2^-16.
+    server.faults = FaultPlan(slow_rate=0.5, slow_seconds=1.0)
     report = RunReport()
     backend = openai(server, timeout=0.3)
-    verdicts = parse_verdicts(run_requests(backend, [letter_request("a", f"b {i}") for i in range(10)],
-                            options=FAST, report=report))
+    options = RunOptions(concurrency=16, max_retries=20, backoff_base=0.001, backoff_max=0.01)
+    verdicts = parse_verdicts(run_requests(
+        backend, [letter_request("a", f"b {i}") for i in range(16)], options=options,
+        report=report))
     assert all(v is not None for v in verdicts)
     assert report.retries > 0
 

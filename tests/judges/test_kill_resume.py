@@ -1,96 +1,105 @@
-"""Acceptance: a run killed with SIGKILL resumes from the cache without paying twice."""
+"""Acceptance: a run killed (SIGKILL) or interrupted (Ctrl-C) resumes from the cache without
+paying twice.
+
+The interruption lands at a known point, whatever the machine's load: the fake server answers
+the first ``ANSWERED`` requests, then holds every later one (`FakeProviderServer.hold`). Once
+it has received ``ANSWERED + concurrency`` requests, every worker of the client waits on a
+held request, so the client has cached exactly ``ANSWERED`` verdicts and cannot finish
+before the signal. Requests are counted on the server side only: the tests never read the
+cache's tables.
+"""
 
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("aiohttp", reason="provider backends need the [openai] extra (aiohttp)")
 
-from fairjudge.judges.testing import FakeProviderServer, FaultPlan  # noqa: E402
-
-CONCURRENCY = 8
-
-
-def cached_rows(path):
-    try:
-        with sqlite3.connect(path, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
+ANSWERED = 60
+WAIT = 120  # seconds; generous for a loaded machine, never reached when things work
 
 
-def test_sigkill_midway_then_resume(tmp_path):
-    pairs = tmp_path / "pairs.jsonl"
-    with open(pairs, "w") as handle:
-        for i in range(300):
+def write_pairs(path, n):
+    with open(path, "w") as handle:
+        for i in range(n):
             handle.write(json.dumps({"id": f"p{i}", "question": f"Question {i}?",
                                      "a": "word " * (i % 17 + 1), "b": "text " * (i % 11 + 2)})
                          + "\n")
-    cache, out = tmp_path / "cache.sqlite", tmp_path / "verdicts.jsonl"
-    with FakeProviderServer(seed=1) as server:
-        server.faults = FaultPlan(slow_rate=1.0, slow_seconds=0.05)
-        cmd = [sys.executable, "-m", "fairjudge", "judge", str(pairs), "--backend", "openai",
-               "--model", "judge-mini", "--base-url", server.base_url, "--api-key-env",
-               "TEST_KEY", "--out", str(out), "--cache", str(cache), "--concurrency",
-               str(CONCURRENCY), "--no-progress"]
-        env = dict(os.environ, TEST_KEY="sk-test")
-        first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.time() + 60
-        while cached_rows(cache) < 100 and time.time() < deadline and first.poll() is None:
-            time.sleep(0.02)
-        first.send_signal(signal.SIGKILL)
-        first.wait(30)
-        assert first.returncode == -signal.SIGKILL
-        cached_at_kill = cached_rows(cache)
-        assert 100 <= cached_at_kill < 300
-        requested_before = dict(server.counts)
-        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-        assert second.returncode == 0, second.stderr
-        counts = server.counts
-    verdicts = pd.read_json(out, lines=True)
-    assert len(verdicts) == 300 and verdicts["pair_id"].nunique() == 300
-    assert verdicts["winner"].notna().all()
-    assert len(counts) == 300  # every distinct call reached the server ...
-    repeated = [k for k, n in counts.items() if n > 1]
-    # ... once, except the calls in flight at the kill (at most the concurrency limit).
-    assert len(repeated) <= CONCURRENCY
-    assert all(k in requested_before for k in repeated)
-    assert sum(counts.values()) == 300 + sum(n - 1 for n in counts.values())
-    assert f"{cached_at_kill} from cache" in second.stderr
 
 
-def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
+def judge_command(tmp_path, server, n_pairs, concurrency):
     pairs = tmp_path / "pairs.jsonl"
-    with open(pairs, "w") as handle:
-        for i in range(200):
-            handle.write(json.dumps({"id": f"p{i}", "question": f"Q{i}?", "a": "x " * (i % 9 + 1),
-                                     "b": "y " * (i % 7 + 1)}) + "\n")
-    cache, out = tmp_path / "cache.sqlite", tmp_path / "verdicts.jsonl"
-    with FakeProviderServer(seed=2) as server:
-        server.faults = FaultPlan(slow_rate=1.0, slow_seconds=0.05)
-        cmd = [sys.executable, "-m", "fairjudge", "judge", str(pairs), "--backend", "openai",
-               "--model", "judge-mini", "--base-url", server.base_url, "--api-key-env",
-               "TEST_KEY", "--out", str(out), "--cache", str(cache), "--concurrency", "4",
-               "--no-progress"]
-        env = dict(os.environ, TEST_KEY="sk-test")
-        first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
-        deadline = time.time() + 60
-        while cached_rows(cache) < 40 and time.time() < deadline and first.poll() is None:
-            time.sleep(0.02)
-        first.send_signal(signal.SIGINT)
-        _, err = first.communicate(timeout=30)
-        assert first.returncode == 130, err
-        assert "interrupted" in err and "rerun the same command to resume" in err
-        assert "Traceback" not in err
-        second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-        assert second.returncode == 0, second.stderr
-        assert max(server.counts.values()) <= 2
-    assert len(pd.read_json(out, lines=True)) == 200
+    write_pairs(pairs, n_pairs)
+    return [sys.executable, "-m", "fairjudge", "judge", str(pairs), "--backend", "openai",
+            "--model", "judge-mini", "--base-url", server.base_url, "--api-key-env",
+            "TEST_KEY", "--out", str(tmp_path / "verdicts.jsonl"), "--cache",
+            str(tmp_path / "cache.sqlite"), "--concurrency", str(concurrency), "--no-progress"]
+
+
+def interrupt_then_resume(tmp_path, server, *, n_pairs, concurrency, stop):
+    """Run the command until every worker waits on a held request, ``stop`` it, release the
+    server and rerun; return (first process, its stderr, keys requested before the stop,
+    the completed rerun)."""
+    cmd = judge_command(tmp_path, server, n_pairs, concurrency)
+    env = dict(os.environ, TEST_KEY="sk-test")
+    server.hold(after=ANSWERED)
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        reached = server.wait_for_requests(ANSWERED + concurrency, timeout=WAIT)
+        assert reached, f"the client sent {server.request_count()} requests in {WAIT} s"
+        assert first.poll() is None, first.communicate()[1]
+        before = server.counts
+        # Every worker is blocked: nothing more can arrive until the hold is released.
+        assert len(before) == server.request_count() == ANSWERED + concurrency
+        stop(first)
+        _, err = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    server.release()
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=WAIT)
+    assert second.returncode == 0, second.stderr
+    return first, err, before, second
+
+
+def assert_paid_once(server, before, second, *, n_pairs, concurrency, out):
+    counts = server.counts
+    verdicts = pd.read_json(out, lines=True)
+    assert len(verdicts) == n_pairs and verdicts["pair_id"].nunique() == n_pairs
+    assert verdicts["winner"].notna().all()
+    assert len(counts) == n_pairs  # every distinct call reached the server ...
+    # ... once, except the calls held (in flight) at the interruption, which were asked again.
+    repeated = {k for k, n in counts.items() if n > 1}
+    assert len(repeated) == concurrency and repeated <= set(before)
+    assert max(counts.values()) == 2
+    assert sum(counts.values()) == n_pairs + concurrency
+    assert f"{n_pairs} calls ({n_pairs} distinct): {ANSWERED} from cache" in second.stderr
+
+
+@pytest.mark.slow
+def test_sigkill_midway_then_resume(tmp_path, fake_server):
+    first, _, before, second = interrupt_then_resume(
+        tmp_path, fake_server, n_pairs=200, concurrency=8,
+        stop=lambda process: process.send_signal(signal.SIGKILL))
+    assert first.returncode == -signal.SIGKILL
+    assert_paid_once(fake_server, before, second, n_pairs=200, concurrency=8,
+                     out=tmp_path / "verdicts.jsonl")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path, fake_server):
+    first, err, before, second = interrupt_then_resume(
+        tmp_path, fake_server, n_pairs=150, concurrency=4,
+        stop=lambda process: process.send_signal(signal.SIGINT))
+    assert first.returncode == 130, err
+    assert "interrupted" in err and "rerun the same command to resume" in err
+    assert "Traceback" not in err
+    assert_paid_once(fake_server, before, second, n_pairs=150, concurrency=4,
+                     out=tmp_path / "verdicts.jsonl")

@@ -4,13 +4,11 @@ import pandas as pd
 import pytest
 
 from fairjudge.audit import gold_accuracy, position_consistency
-from fairjudge.data import load_judgebench, load_llmbar, load_pairs, shared_data_dir
+from fairjudge.data import load_judgebench, load_llmbar, load_pairs
 from fairjudge.judges import get_backend
 from fairjudge.strategies import judge_pairs
 
-pytestmark = [pytest.mark.shared_data,
-              pytest.mark.skipif(shared_data_dir() is None,
-                                 reason="needs the recorded datasets in ../shared/data")]
+pytestmark = pytest.mark.shared_data  # skipped without ../shared/data (tests/conftest.py)
 
 
 def replay_both_orders(bench, judge):

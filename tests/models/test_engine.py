@@ -75,6 +75,7 @@ def test_hessian_matches_finite_differences_of_gradient(problem):
     np.testing.assert_allclose(analytic, analytic.T)
 
 
+@pytest.mark.slow
 def test_map_matches_independent_optimizer(problem):
     comps, x, x_std, _, _ = problem
     fit = bias_aware_bt(comps, x, covariate_names=["u", "v"], prior_precision=0.7,

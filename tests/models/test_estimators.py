@@ -14,21 +14,7 @@ from fairjudge.models import (anchor_agreement, bias_aware_bt, bt_pairwise,
                               trusted_anchor_gate)
 
 
-def full_matrix_comparisons(items, judge):
-    matrix = judge.verdict_matrix()
-    first, second = np.nonzero(np.isfinite(matrix))
-    return Comparisons(first, second, matrix[first, second], np.ones(first.size),
-                       np.zeros(first.size, np.int64), tuple(items.index), ("judge",))
-
-
-def simulated(seed, bias=2.0, position=0.5, n_items=30):
-    rng = np.random.default_rng(seed)
-    items = simulate_items(n_items, rng=rng)
-    judge = SimulatedJudge(items["quality"].to_numpy(), items["verbose"].to_numpy(), bias=bias,
-                           position=position, rng=rng)
-    return items, full_matrix_comparisons(items, judge)
-
-
+@pytest.mark.slow
 def test_interval_coverage_is_nominal_when_the_model_holds():
     """90% Laplace intervals for c and kappa cover the truth ~90% of the time (binomial test).
 
@@ -54,7 +40,8 @@ def test_interval_coverage_is_nominal_when_the_model_holds():
         assert stats.binomtest(int(hits), n_sets, 0.90).pvalue > 0.01, (hits, n_sets)
 
 
-def test_intervals_are_not_anticonservative_under_the_paper_simulator():
+@pytest.mark.slow
+def test_intervals_are_not_anticonservative_under_the_paper_simulator(simulated):
     """Under the paper's simulator (theta sd 1.25, draws with |corr(theta, x)| >= 0.12
     rejected) c is identified only through the prior's independence of theta and x, and the
     rejection step makes the intervals conservative; they must never under-cover."""
@@ -107,7 +94,7 @@ def test_membership_is_seeded_and_validates_k():
         topk_membership(mean, cov, 5)
 
 
-def test_naive_model_ranks_presentation_and_bias_aware_recovers_quality():
+def test_naive_model_ranks_presentation_and_bias_aware_recovers_quality(simulated):
     """Prop. 1: with a strong verbosity bias the naive scores track x; the bias-aware do not."""
     naive_corr, aware_corr = [], []
     for seed in range(10):
@@ -119,38 +106,59 @@ def test_naive_model_ranks_presentation_and_bias_aware_recovers_quality():
     assert abs(np.mean(aware_corr)) < 0.1
 
 
-def test_unbiased_judge_gets_coefficients_near_zero():
+def test_unbiased_judge_gets_coefficients_near_zero(simulated):
+    """By symmetry (x <-> 1 - x) the estimate of c is centred on 0 for an unbiased judge: a
+    one-sample t test over 20 data sets (measured |t| <= 1.8 on four disjoint blocks of 20
+    seeds; false-failure rate 1e-3 on any redraw)."""
     estimates = [bias_aware_bt(comps, items[["verbose"]].to_numpy()).bias[0].estimate
                  for items, comps in (simulated(s, bias=0.0, position=0.0) for s in range(20))]
-    assert abs(np.mean(estimates)) < 3 * np.std(estimates) / np.sqrt(20)
+    assert stats.ttest_1samp(estimates, 0.0).pvalue > 1e-3, estimates
 
 
-def test_multi_judge_fit_recovers_each_judges_bias():
-    rng = np.random.default_rng(4)
+def _two_judge_fit(seed, full_matrix_comparisons):
+    """Two judges on 40 items: A rewards verbosity (c = 2) and the first slot (kappa = 0.8),
+    B only the second slot (kappa = -0.8). Returns the per-judge fit, the pooled fit's
+    position estimate and the truth."""
+    rng = np.random.default_rng(seed)
     items = simulate_items(40, rng=rng)
     q, x = items["quality"].to_numpy(), items["verbose"].to_numpy()
-    parts = []
-    for j, (c, kappa) in enumerate([(2.0, 0.8), (0.0, -0.8)]):
-        judge = SimulatedJudge(q, x, bias=c, position=kappa, rng=rng)
-        comps = full_matrix_comparisons(items, judge)
-        parts.append((comps, j))
+    truth = (("A", 2.0, 0.8), ("B", 0.0, -0.8))
+    parts = [full_matrix_comparisons(items.index, SimulatedJudge(q, x, bias=c, position=kappa,
+                                                                 rng=rng).verdict_matrix())
+             for _, c, kappa in truth]
     comps = Comparisons(
-        np.concatenate([c.first for c, _ in parts]), np.concatenate([c.second for c, _ in parts]),
-        np.concatenate([c.first_score for c, _ in parts]),
-        np.concatenate([c.weight for c, _ in parts]),
-        np.concatenate([np.full(len(c), j) for c, j in parts]), tuple(items.index), ("A", "B"))
+        np.concatenate([c.first for c in parts]), np.concatenate([c.second for c in parts]),
+        np.concatenate([c.first_score for c in parts]),
+        np.concatenate([c.weight for c in parts]),
+        np.concatenate([np.full(len(c), j) for j, c in enumerate(parts)]), tuple(items.index),
+        ("A", "B"))
     fit = bias_aware_bt(comps, x, covariate_names=["verbose"])
-    for judge, c, kappa in (("A", 2.0, 0.8), ("B", 0.0, -0.8)):
-        assert fit.bias_estimate("verbose", judge).interval(0.99).contains(c)
-        assert fit.bias_estimate("position", judge).interval(0.99).contains(kappa)
-    # Pooling both judges into one bias term lands between them: the per-judge terms matter.
     pooled = Comparisons(comps.first, comps.second, comps.first_score, comps.weight,
                          np.zeros(len(comps), np.int64), comps.item_ids, ("pooled",))
-    pooled_kappa = bias_aware_bt(pooled, x).bias_estimate("position").estimate
-    assert abs(pooled_kappa) < 0.3
+    return fit, bias_aware_bt(pooled, x).bias_estimate("position").estimate, truth
 
 
-def test_hierarchical_learns_more_shrinkage_for_an_unbiased_judge():
+def test_multi_judge_fit_recovers_each_judges_bias(full_matrix_comparisons):
+    """Each judge's 99% intervals for c and kappa contain its truth (all four at once in 97%
+    of 100 measured seeds, ~0.99^4 nominal): a one-sided binomial test over 12 seeds that the
+    share is not below 0.96 (false-failure rate 3e-4 at the measured 0.97). Pooling both
+    judges into one bias term lands between them (|kappa| <= 0.13 over 100 seeds): the
+    per-judge terms matter."""
+    covered, pooled = 0, []
+    for seed in range(12):
+        fit, pooled_kappa, truth = _two_judge_fit(seed, full_matrix_comparisons)
+        covered += all(fit.bias_estimate("verbose", judge).interval(0.99).contains(c)
+                       and fit.bias_estimate("position", judge).interval(0.99).contains(kappa)
+                       for judge, c, kappa in truth)
+        pooled.append(pooled_kappa)
+    assert stats.binomtest(covered, 12, 0.96, alternative="less").pvalue > 1e-3, covered
+    assert np.max(np.abs(pooled)) < 0.3, pooled
+
+
+@pytest.mark.slow
+def test_hierarchical_learns_more_shrinkage_for_an_unbiased_judge(simulated):
+    # One seed suffices: over 40 measured seeds the biased judge's learnt prior precision was
+    # always the smaller, by a factor exp(5.7) on average and never less than exp(3.0).
     items, biased = simulated(21, bias=2.0, position=0.5)
     _, unbiased = simulated(21, bias=0.0, position=0.0)
     x = items[["verbose"]].to_numpy()
@@ -175,7 +183,7 @@ def test_swap_majority_aggregation_rule():
     assert swap_majority_bt(comps).model == "swap-majority"
 
 
-def test_residualized_scores_are_orthogonal_to_the_covariates():
+def test_residualized_scores_are_orthogonal_to_the_covariates(simulated):
     items, comps = simulated(2)
     x = items[["verbose"]].to_numpy()
     fit = length_residualized_bt(comps, x, covariate_names=["verbose"])
@@ -195,30 +203,50 @@ def anchors_from_truth(items, rng, n=60):
                                      item_ids=tuple(items.index))
 
 
-def test_gate_enables_correction_for_a_spurious_covariate():
-    items, comps = simulated(7)
-    x = items[["verbose"]].to_numpy()
-    gate = trusted_anchor_gate(bt_pairwise(comps), bias_aware_bt(comps, x),
-                               anchors_from_truth(items, np.random.default_rng(0)))
-    assert gate.enabled and gate.bias_aware_agreement > gate.naive_agreement
-    assert gate.chosen.model == "bias-aware" and gate.n_anchors == 60
+def test_gate_enables_correction_for_a_spurious_covariate(simulated):
+    """Under a strong verbosity bias the bias-aware fit agrees with 60 true anchors strictly
+    better than the naive fit in 199 of 200 measured seeds (mean gain 0.15, sd 0.06): at
+    least 18 of 20 seeds must show it (binomial test against 1/2, p < 1e-3; false-failure
+    rate 1e-4)."""
+    enabled = 0
+    for seed in range(20):
+        items, comps = simulated(seed)
+        x = items[["verbose"]].to_numpy()
+        gate = trusted_anchor_gate(bt_pairwise(comps), bias_aware_bt(comps, x),
+                                   anchors_from_truth(items, np.random.default_rng(1000 + seed)))
+        assert gate.n_anchors == 60
+        assert gate.chosen.model == ("bias-aware" if gate.enabled else "naive")
+        enabled += gate.enabled and gate.bias_aware_agreement > gate.naive_agreement
+    assert stats.binomtest(enabled, 20, 0.5, alternative="greater").pvalue < 1e-3, enabled
 
 
-def test_gate_keeps_the_naive_fit_when_the_covariate_is_legitimate():
-    # Length tracks quality and the judge is unbiased: "correcting" for it removes signal.
-    rng = np.random.default_rng(3)
-    q = rng.normal(0, 1.25, 30)
-    length = q + rng.normal(0, 0.3, 30)
-    judge = SimulatedJudge(q, length, bias=0.0, position=0.0, rng=rng)
-    items = simulate_items(30, rng=0)
-    items["quality"] = q
-    comps = full_matrix_comparisons(items, judge)
-    naive = bt_pairwise(comps)
-    aware = bias_aware_bt(comps, length, bias_prior_precision=0.01)
-    gate = trusted_anchor_gate(naive, aware, anchors_from_truth(items, rng))
-    assert not gate.enabled
-    assert gate.chosen is naive
-    assert anchor_agreement(naive, anchors_from_truth(items, rng))[0] > 0.8
+def test_gate_keeps_the_naive_fit_when_the_covariate_is_legitimate(full_matrix_comparisons):
+    """Length tracks quality and the judge is unbiased: "correcting" for it removes signal.
+
+    Measured over 200 seeds: the gate kept the naive fit every time, and the naive fit's
+    agreement with 60 true anchors had mean 0.93, sd 0.035, minimum 0.80 (the old single
+    seed 3 landed exactly on that minimum, asserting ``0.8 > 0.8``). Over 20 seeds the gate
+    must keep the naive fit in at least 18 (binomial test against 1/2, p < 1e-3), and the
+    naive agreement must be significantly above 0.8 (one-sided t test, p < 1e-3; measured
+    t ~ 16).
+    """
+    kept, agreement = 0, []
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        q = rng.normal(0, 1.25, 30)
+        length = q + rng.normal(0, 0.3, 30)
+        judge = SimulatedJudge(q, length, bias=0.0, position=0.0, rng=rng)
+        items = simulate_items(30, rng=0)
+        items["quality"] = q
+        comps = full_matrix_comparisons(items.index, judge.verdict_matrix())
+        naive = bt_pairwise(comps)
+        aware = bias_aware_bt(comps, length, bias_prior_precision=0.01)
+        gate = trusted_anchor_gate(naive, aware, anchors_from_truth(items, rng))
+        assert gate.chosen is (aware if gate.enabled else naive)
+        kept += not gate.enabled
+        agreement.append(anchor_agreement(naive, anchors_from_truth(items, rng))[0])
+    assert stats.binomtest(kept, 20, 0.5, alternative="greater").pvalue < 1e-3, kept
+    assert stats.ttest_1samp(agreement, 0.8, alternative="greater").pvalue < 1e-3, agreement
 
 
 def test_disconnected_graph_warns_and_names_components():

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import special, stats
 
 import fairjudge.judges
 import fairjudge.strategies
@@ -248,38 +249,63 @@ def _judge(probes, strategy="B0", **knobs):
                                             strategy, [backend])
 
 
+POSITION_LOGIT = 1.0
+
+
 def test_end_to_end_with_a_biased_simulated_judge(probes):
-    result = _judge(probes, bias=3.0, position=1.0)
-    scores = score_probes(probes, result.calls).to_frame().set_index("bias_type")
-    assert scores.loc["LENGTH", "bias"] > 0.5
-    assert scores.loc["TRUNCATION", "accuracy"] >= 0.75
-    assert scores.loc["POSITION", "target"] == "the answer shown first"
-    # P(first) = sigmoid(1) = 0.73 gives an expected position bias of 0.46, but with 12
-    # identical-answer pairs one run is above 0 only ~90% of the time (any prompt change
-    # redraws the verdicts), so the check pools a second, independently seeded judge.
-    second = _judge(probes, bias=3.0, position=1.0, seed=1)
-    again = score_probes(probes, second.calls).to_frame().set_index("bias_type")
-    assert (scores.loc["POSITION", "bias"] + again.loc["POSITION", "bias"]) / 2 > 0
-    assert (scores["n"] + scores["n_invalid"] + scores["n_missing"] > 0).all()
+    """A judge with length and first-slot biases, run with six seeds (the simulated backend
+    hashes its seed with each request, so a seed is an independent draw of every verdict).
+
+    Per run, measured over 40 seeds: LENGTH bias always 1.0; TRUNCATION accuracy mean 0.90,
+    minimum 0.75; POSITION bias mean 0.45, sd 0.24 (above 0 in only 90% of runs). Over six
+    runs: LENGTH bias > 0.5 in every run, mean TRUNCATION accuracy >= 0.75 (4 sd below its
+    mean), and the mean POSITION bias within 4 standard errors of its closed form
+    2 sigmoid(1) - 1 = 0.46 (the binomial sd of one run of 12 identical-answer probes is
+    2 sqrt(p (1 - p) / 12)).
+    """
+    seeds = range(6)
+    runs, last = [], None
+    for seed in seeds:
+        last = _judge(probes, bias=3.0, position=POSITION_LOGIT, seed=seed)
+        scores = score_probes(probes, last.calls).to_frame().set_index("bias_type")
+        assert scores.loc["POSITION", "target"] == "the answer shown first"
+        assert (scores["n"] + scores["n_invalid"] + scores["n_missing"] > 0).all()
+        runs.append(scores)
+    assert min(r.loc["LENGTH", "bias"] for r in runs) > 0.5
+    assert np.mean([r.loc["TRUNCATION", "accuracy"] for r in runs]) >= 0.75
+    p_first = special.expit(POSITION_LOGIT)
+    position = [r.loc["POSITION", "bias"] for r in runs]
+    n_probes = int(runs[0].loc["POSITION", "n"])
+    se = 2 * np.sqrt(p_first * (1 - p_first) / (n_probes * len(seeds)))
+    assert abs(np.mean(position) - (2 * p_first - 1)) < 4 * se, position
     # With the aggregate instead, the first-shown slot is unknown: B0 hashes the order, so
     # POSITION would measure the strategy's residual slot-a preference; that is said out loud.
     with pytest.warns(ProbeWarning, match="pass the per-call table"):
-        score_probes(probes, result.aggregate)
+        score_probes(probes, last.aggregate)
 
 
 def test_end_to_end_in_both_orders(probes):
     # S1 shows every probe in both orders: the per-call table scores each call, so the
     # judge's first-position lean is measured even though S1's aggregate cancels it.
+    # P(first) = sigmoid(2) = 0.88: the bias 2p - 1 = 0.76 has sd 2 sqrt(p (1-p) / 24) = 0.13.
     result = _judge(probes, "S1", bias=0.0, position=2.0)
     position = score_probes(probes, result.calls)["POSITION"]
-    assert position.n == 24 and position.bias.estimate > 0.3
+    p_first = special.expit(2.0)
+    assert position.n == 24
+    assert abs(position.bias.estimate - (2 * p_first - 1)) < 4 * 2 * np.sqrt(
+        p_first * (1 - p_first) / 24)
 
 
 def test_end_to_end_with_an_unbiased_simulated_judge(probes):
-    result = _judge(probes, bias=0.0, position=0.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        scores = score_probes(probes, result.calls)
-    position = scores["POSITION"].bias
-    assert position.ci_low <= 0 <= position.ci_high
-
+    """An unbiased judge raises no warning, and its POSITION interval holds 0 (in 97.5% of
+    40 measured seeds, so one run may miss): a one-sided binomial test over eight seeds that
+    the coverage is not below 95% (fails below 5 of 8; false-failure rate 3e-5 at 97.5%)."""
+    covered = 0
+    for seed in range(8):
+        result = _judge(probes, bias=0.0, position=0.0, seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scores = score_probes(probes, result.calls)
+        position = scores["POSITION"].bias
+        covered += position.ci_low <= 0 <= position.ci_high
+    assert stats.binomtest(covered, 8, 0.95, alternative="less").pvalue > 1e-3, covered

@@ -130,14 +130,25 @@ def test_mde_inverts_connors_sample_size_formula(n, psi, alpha, power):
     assert n_needed == pytest.approx(n, rel=1e-9)
 
 
-def test_mde_has_the_stated_power_in_simulation():
+def test_mde_has_the_stated_power():
+    """McNemar's test at the MDE has about the stated 80% power, computed exactly.
+
+    The discordant count D is Binomial(n, psi) and, given D, c is Binomial(D, p01 / psi), so
+    the power of the chi-square test (rejecting in the direction c > b) is a finite sum. It is
+    0.8126: the MDE formula is a normal approximation. (A 20000-draw simulation, as this test
+    used to run, landed at 0.810-0.815 for four seeds: within 0.02 of 0.8 with only ~2.6
+    simulation SEs to spare.)
+    """
     n, psi = 400, 0.1125
     delta = mcnemar_mde(n, psi)
     p10, p01 = (psi - delta) / 2, (psi + delta) / 2
-    counts = np.random.default_rng(0).multinomial(n, [p10, p01, 1 - psi], size=20000)
-    b, c = counts[:, 0], counts[:, 1]
-    statistic = np.divide((b - c) ** 2, b + c, out=np.zeros(b.size), where=(b + c) > 0)
-    power = np.mean((statistic > stats.chi2.ppf(0.95, 1)) & (c > b))
+    critical = stats.chi2.ppf(0.95, 1)
+    power = 0.0
+    for d in range(1, n + 1):
+        c = np.arange(d + 1)
+        b = d - c
+        rejects = ((b - c) ** 2 / d > critical) & (c > b)
+        power += stats.binom.pmf(d, n, psi) * stats.binom.pmf(c[rejects], d, p01 / psi).sum()
     assert abs(power - 0.8) < 0.02
 
 

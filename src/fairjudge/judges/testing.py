@@ -382,6 +382,11 @@ class FakeProviderServer:
 
     Notes
     -----
+    Tests that interrupt a client mid-run use `hold`: the server answers a fixed number of
+    requests, then keeps every later one waiting (connection open, no answer) until
+    `release`, so `wait_for_requests` can tell the test when the client is blocked at a
+    known point, whatever the machine's load.
+
     Requests are validated before faults are drawn, like a real provider: missing
     credentials get 401, an Anthropic request without ``anthropic-version`` or with
     ``temperature`` gets 400. Faulted responses carry an ``x-fake-fault`` header naming the
@@ -417,7 +422,10 @@ class FakeProviderServer:
         self._seed = seed
         self._requested_port = port
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._requests = 0
+        self._hold_after: int | None = None
+        self._released: asyncio.Event | None = None  # created on the server's loop
         self._counts: dict[str, int] = {}
         self._failures: dict[str, int] = {}
         self._successes: dict[str, int] = {}
@@ -468,6 +476,42 @@ class FakeProviderServer:
         with self._lock:
             return self._requests
 
+    def wait_for_requests(self, n: int, timeout: float) -> bool:
+        """Block until the server has received at least `n` requests in total.
+
+        Returns True when it has, False if `timeout` seconds passed first.
+        """
+        with self._arrived:
+            return self._arrived.wait_for(lambda: self._requests >= n, timeout)
+
+    def hold(self, after: int) -> None:
+        """Answer requests until `after` have arrived in total, then hold every later one.
+
+        A held request is counted (`counts`, `request_count`) when it arrives, then gets no
+        answer until `release` (or `stop`) is called. With a client limited to C requests in
+        flight, ``wait_for_requests(after + C)`` returns once every one of its workers waits
+        on a held request, that is once the client has received exactly `after` answers.
+        """
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise ValueError(f"`after` must be an integer >= 0; got {after!r}")
+        if self._loop is None or self._released is None:
+            raise RuntimeError("the server is not running; call start() or use `with`")
+        # Clear the event on the server's loop and wait for it, so that every request that
+        # arrives after this call returns sees the hold.
+        asyncio.run_coroutine_threadsafe(self._clear_released(), self._loop).result(timeout=10)
+        with self._lock:
+            self._hold_after = after
+
+    def release(self) -> None:
+        """Answer the held requests and stop holding."""
+        with self._lock:
+            self._hold_after = None
+        if self._loop is not None and self._released is not None:
+            self._loop.call_soon_threadsafe(self._released.set)
+
+    async def _clear_released(self) -> None:
+        self._released.clear()
+
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeProviderServer:
         """Start serving in a background daemon thread; return self once it listens."""
@@ -506,6 +550,7 @@ class FakeProviderServer:
         """Stop serving and join the thread; open connections are closed."""
         if self._thread is None:
             return
+        self.release()
         loop = self._loop
         future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop)
         try:
@@ -516,6 +561,8 @@ class FakeProviderServer:
             self._thread = None
             self._runner = None
             self._port = None
+            self._loop = None
+            self._released = None
 
     def __enter__(self) -> FakeProviderServer:
         return self.start()
@@ -526,6 +573,8 @@ class FakeProviderServer:
     async def _serve(self) -> None:
         from aiohttp import web
 
+        self._released = asyncio.Event()
+        self._released.set()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
@@ -547,12 +596,16 @@ class FakeProviderServer:
         except (ValueError, UnicodeDecodeError):
             body = None
         key = call_key(body) if isinstance(body, dict) else None
+        attempt = 0
         with self._lock:
             self._requests += 1
-            if key is None:
-                return body, None, 0
-            attempt = self._counts.get(key, 0)
-            self._counts[key] = attempt + 1
+            held = self._hold_after is not None and self._requests > self._hold_after
+            if key is not None:
+                attempt = self._counts.get(key, 0)
+                self._counts[key] = attempt + 1
+            self._arrived.notify_all()
+        if held:
+            await self._released.wait()
         return body, key, attempt
 
     def _draw_fault(self, key: str, attempt: int) -> str | None:
