@@ -84,8 +84,11 @@ class SimulatedBackend(JudgeBackend):
         tokens = Usage(sum(len(m.content) for m in request.messages) // 4, 1)
         if request.kind == "generate":
             return Completion(text="(simulated reference answer)", usage=tokens)
+        # The judge's identity (model name, knobs, seed) enters the draw: two simulated judges
+        # are independent even when they share a seed.
         digest = hashlib.sha256(
-            (str(self.seed) + canonical_json(request_payload({}, request))).encode()).digest()
+            (str(self.seed) + canonical_json(request_payload(self.identity(), request))).encode()
+        ).digest()
         uniform = int.from_bytes(digest[:8], "little") / 2.0 ** 64
         outcome = Outcome.A if uniform < self.probability_first(request) else Outcome.B
         return Completion(text=outcome.value.upper(), usage=tokens, outcome=outcome,
