@@ -107,3 +107,58 @@ def test_live_select_needs_answer_texts_and_one_question(server, tmp_path):
                          backend=backend(server), k=2, budget=4)
     with pytest.raises(ValueError, match="either an oracle or a live judge"):
         fairjudge.select(pool(), "oracle.jsonl", backend=backend(server), k=2, budget=4)
+
+
+@pytest.mark.slow
+def test_a_killed_live_select_resumes_from_the_cache_to_the_same_result(tmp_path, fake_server):
+    """SIGKILL at a known point (every worker waits on a held request after 20 answers), then
+    the same command again: it replays the 20 cached calls, pays again only the 4 that were
+    in flight, and ends with the result of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    items = tmp_path / "items.jsonl"
+    pool(12).assign(question=QUESTION).to_json(items, orient="records", lines=True)
+
+    def command(cache):
+        return [sys.executable, "-m", "fairjudge", "select", str(items), "--backend", "openai",
+                "--judge-model", "judge-mini", "--base-url", fake_server.base_url,
+                "--api-key-env", "TEST_KEY", "--k", "3", "--budget", "40", "--concurrency",
+                "4", "--cache", str(cache), "--posterior-samples", "300", "--seed", "7",
+                "--no-progress", "--json"]
+
+    env = dict(os.environ, TEST_KEY="sk-test")
+    fake_server.hold(after=20)
+    first = subprocess.Popen(command(tmp_path / "c.sqlite"), env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert fake_server.wait_for_requests(24, timeout=120), fake_server.request_count()
+        assert first.poll() is None
+        held = fake_server.counts
+        assert len(held) == fake_server.request_count() == 24
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == -signal.SIGKILL
+    fake_server.release()
+    resumed = subprocess.run(command(tmp_path / "c.sqlite"), env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    counts = fake_server.counts
+    repeated = {k for k, n in counts.items() if n > 1}
+    assert len(counts) == 40 and max(counts.values()) == 2
+    assert len(repeated) == 4 and repeated <= set(held)  # only the calls in flight
+    assert "20 from cache" in resumed.stderr
+    reference = subprocess.run(command(tmp_path / "fresh.sqlite"), env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert reference.returncode == 0, reference.stderr
+    got, want = json.loads(resumed.stdout), json.loads(reference.stdout)
+    assert got["topk"] == want["topk"]
+    strip = [{k: v for k, v in q.items() if k not in ("cached", "cost")} for q in got["queried"]]
+    assert strip == [{k: v for k, v in q.items() if k not in ("cached", "cost")}
+                     for q in want["queried"]]
