@@ -328,3 +328,21 @@ def test_console_script_reports_bad_input_in_one_line(tmp_path):
     assert proc.stdout == ""
     assert proc.stderr.startswith("error: pairs.csv line 3: `item_a` and `item_b` are the same")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_help_imports_nothing_heavy():
+    """`fairjudge --help` lists every command without importing numpy, pandas, scipy or the
+    judging stack (subcommands are loaded lazily), which is what keeps it fast."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from fairjudge._cli import main; main(['--help']); "
+            "heavy = [m for m in ('numpy', 'pandas', 'scipy', 'matplotlib', 'fairjudge.judges', "
+            "'fairjudge.models') if m in sys.modules]; print('HEAVY', heavy)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout
+    for command in ("rank", "select", "judge", "audit", "compare", "probes", "cache", "demo",
+                    "experiment"):
+        assert command in done.stdout
