@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import normalise_endpoint
-from fairjudge.judges._http import HTTPClient, api_key_from_env
-from fairjudge.judges._types import Completion, JudgeRequest, Usage
+from fairjudge.judges._http import HTTPClient, api_key_from_env, reported_usage, wire_error
+from fairjudge.judges._types import Completion, JudgeRequest
 
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 API_VERSION = "2023-06-01"
@@ -70,20 +69,26 @@ class AnthropicBackend(JudgeBackend):
         return body
 
     async def complete(self, request: JudgeRequest) -> Completion:
+        provider = f"anthropic:{self.model}"
         data, elapsed = await self._http.post_json(
             f"{self.base_url}/messages", self._headers, self.request_body(request),
-            provider=f"anthropic:{self.model}")
+            provider=provider)
+        if not isinstance(data, dict):
+            raise wire_error(provider, f"expected a JSON object, got {type(data).__name__}")
+        if data.get("type") == "error" or data.get("error"):
+            raise wire_error(provider, f"an error object in a 200 answer: "
+                                       f"{str(data.get('error'))[:200]}")
         blocks = data.get("content")
-        if not isinstance(blocks, list):
-            raise JudgeBackendError(f"anthropic:{self.model}: response without content: "
-                                    f"{str(data)[:200]}")
-        text = "".join(b.get("text", "") for b in blocks
-                       if isinstance(b, dict) and b.get("type") == "text")
-        usage = data.get("usage") or {}
-        return Completion(text=text,
-                          usage=Usage(int(usage.get("input_tokens") or 0),
-                                      int(usage.get("output_tokens") or 0)),
-                          latency=elapsed, finish_reason=data.get("stop_reason"))
+        if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+            raise wire_error(provider, "no `content` blocks")
+        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if not all(isinstance(t, str) for t in texts):
+            raise wire_error(provider, "a text block without text")
+        stop = data.get("stop_reason")
+        return Completion(text="".join(texts),
+                          usage=reported_usage(data.get("usage"), "input_tokens",
+                                                "output_tokens"),
+                          latency=elapsed, finish_reason=stop if isinstance(stop, str) else None)
 
     async def aclose(self) -> None:
         await self._http.aclose()

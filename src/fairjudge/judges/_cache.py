@@ -30,9 +30,11 @@ import hashlib
 import json
 import math
 import os
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -64,7 +66,15 @@ CREATE TABLE IF NOT EXISTS completions (
     request TEXT
 );
 CREATE TABLE IF NOT EXISTS cache_meta (name TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+);
 """
+
+#: Outcomes of :meth:`CompletionCache.claim`.
+CLAIMED, DONE, BUSY = "claimed", "done", "busy"
 
 _COLUMNS = ("key", "backend", "model", "endpoint", "template", "template_version", "kind",
             "sample", "text", "finish_reason", "logprobs", "label_probabilities",
@@ -153,7 +163,10 @@ class CompletionCache:
 
     Every completion is committed as soon as it arrives, so a crash or a kill loses at most
     the calls in flight. Several processes may read and write one file concurrently (WAL, a
-    busy timeout, and ``INSERT OR IGNORE`` so the first stored answer for a key wins).
+    busy timeout, and ``INSERT OR IGNORE`` so the first stored answer for a key wins), and
+    they never pay twice for one key: a process :meth:`claim` s a key (a lease row with an
+    expiry, committed at once) before sending it, and another process that finds the key
+    claimed waits for that answer instead of paying again; a lease whose owner died expires.
 
     Parameters
     ----------
@@ -250,9 +263,55 @@ class CompletionCache:
                 self.adopted += 1
         return found
 
+    # -- leases: one process pays for a key -------------------------------------------------
+    def claim(self, key: str, owner: str, ttl: float) -> str:
+        """Claim the right to pay for ``key`` before sending it.
+
+        Returns :data:`DONE` if the completion is already stored (read it from the cache),
+        :data:`BUSY` if another owner holds an unexpired lease (wait for its answer), or
+        :data:`CLAIMED` (the lease is ours for ``ttl`` seconds; renew it by claiming again).
+        The claim is one immediate transaction, committed before returning, so two processes
+        never both own a key.
+        """
+        now = time.time()
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT 1 FROM completions WHERE key = ?",
+                                (key,)).fetchone():
+                    state = DONE
+                else:
+                    row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?",
+                                       (key,)).fetchone()
+                    if row is not None and row[0] != owner and row[1] > now \
+                            and not _owner_is_gone(row[0]):
+                        state = BUSY
+                    else:
+                        conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)",
+                                     (key, owner, now + ttl))
+                        state = CLAIMED
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return state
+
+    def release(self, key: str, owner: str) -> None:
+        """Give up our lease on ``key`` (the call failed; another process may try)."""
+        with self._lock:
+            self._conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion of ``key``, or None."""
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_READ} FROM completions WHERE key = ?",
+                                     (key,)).fetchone()
+        return None if row is None else _completion(row)
+
     def put(self, key: str, completion: Completion, *, identity: dict,
             request: JudgeRequest) -> None:
-        """Store one completion durably (committed before returning)."""
+        """Store one completion durably (committed before returning) and drop its lease."""
         usage = completion.usage
         row = (key, str(identity.get("backend", "")), str(identity.get("model", "")),
                identity.get("endpoint"), request.template, request.template_version,
@@ -264,8 +323,16 @@ class CompletionCache:
                int(usage.reported), completion.latency, time.time(), "fresh",
                canonical_json(request_payload(identity, request)))
         with self._lock:
-            self._conn.execute(f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) "
-                               f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) "
+                             f"VALUES ({','.join('?' * len(_COLUMNS))})", row)
+                conn.execute("DELETE FROM leases WHERE key = ?", (key,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def __len__(self) -> int:
         with self._lock:
@@ -324,6 +391,27 @@ class CompletionCache:
             cursor = self._conn.execute(f"DELETE FROM completions{where}", args)
             self._conn.execute("VACUUM")
         return cursor.rowcount
+
+
+def lease_owner() -> str:
+    """A lease owner name for this process: ``host:pid:random``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _owner_is_gone(owner: str) -> bool:
+    """Whether a lease's owner is a process of this host that no longer runs (killed): its
+    leases are stale at once, so a rerun after a kill never waits for them to expire."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists but not ours (PermissionError): alive
+        return False
+    return False
 
 
 def _legacy_row(row) -> tuple:

@@ -10,8 +10,12 @@ import time
 
 from fairjudge._util._errors import JudgeBackendError, RequestRejected, RetryableError
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.judges._types import Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+# Refusals that happen before any generation: a provider does not bill them. Other
+# retryable statuses (server errors, gateway timeouts) may come after the model ran.
+UNBILLED_STATUS = {408, 409, 425, 429, 529}
 # Errors that every further request would repeat (credentials, permissions, model name).
 FATAL_STATUS = {401, 403, 404}
 
@@ -98,17 +102,23 @@ class HTTPClient:
                 status = response.status
                 retry_after = retry_after_seconds(response.headers)
         except asyncio.TimeoutError:
-            raise RetryableError(f"{provider}: request timed out after {self.timeout:g} s") \
-                from None
+            # The model may have answered (and billed) after the client gave up.
+            raise RetryableError(f"{provider}: request timed out after {self.timeout:g} s",
+                                 maybe_billed=True) from None
+        except aiohttp.ClientConnectorError as err:
+            # The request never reached the provider.
+            raise RetryableError(f"{provider}: could not connect ({err})",
+                                 maybe_billed=False) from None
         except aiohttp.ClientError as err:
-            raise RetryableError(f"{provider}: connection error ({type(err).__name__}: {err})") \
-                from None
+            raise RetryableError(f"{provider}: connection lost ({type(err).__name__}: {err})",
+                                 maybe_billed=True) from None
         elapsed = time.perf_counter() - start
         if status != 200:
             message = _error_message(text)
             if status in RETRYABLE_STATUS:
                 raise RetryableError(f"{provider}: HTTP {status} {message}",
-                                     retry_after=retry_after)
+                                     retry_after=retry_after,
+                                     maybe_billed=status not in UNBILLED_STATUS)
             if status in FATAL_STATUS:
                 raise JudgeBackendError(f"{provider}: HTTP {status} {message}")
             raise RequestRejected(f"{provider}: HTTP {status} {message}")
@@ -116,7 +126,7 @@ class HTTPClient:
             return json.loads(text), elapsed
         except json.JSONDecodeError:
             raise RetryableError(f"{provider}: malformed JSON in a 200 response "
-                                 f"({text[:80]!r})") from None
+                                 f"({text[:80]!r})", maybe_billed=True) from None
 
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:
@@ -133,3 +143,38 @@ def _error_message(text: str) -> str:
         kind = error.get("type") or error.get("code") or ""
         return f"{kind}: {error.get('message', '')}".strip(": ")
     return text[:200]
+
+
+def wire_error(provider: str, problem: str) -> RetryableError:
+    """A 200 answer that does not follow the provider's wire schema: retried, and counted
+    as possibly billed (the model may have run)."""
+    return RetryableError(f"{provider}: malformed answer: {problem}", maybe_billed=True)
+
+
+_MAX_TOKENS = 10 ** 9  # more tokens than any call can use: a corrupt count
+
+
+def token_count(value) -> int | None:
+    """A usage count from a provider, or None when it is not a plausible token count
+    (missing, negative, fractional, a string, a bool, 1e30, ...)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < _MAX_TOKENS else None
+    if isinstance(value, float) and value.is_integer() and 0 <= value < _MAX_TOKENS:
+        return int(value)
+    return None
+
+
+def reported_usage(usage, input_key: str, output_key: str) -> Usage:
+    """Usage from a provider's usage object; ``reported=False`` unless both counts are
+    plausible token counts."""
+    if not isinstance(usage, dict):
+        return Usage(reported=False)
+    n_in, n_out = token_count(usage.get(input_key)), token_count(usage.get(output_key))
+    if n_in is None or n_out is None:
+        return Usage(reported=False)
+    details = usage.get("completion_tokens_details")
+    reasoning = token_count(details.get("reasoning_tokens")) if isinstance(details, dict) \
+        else None
+    return Usage(n_in, n_out, reasoning or 0)

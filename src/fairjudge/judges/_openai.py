@@ -3,12 +3,11 @@ OpenRouter, DeepSeek, Gemini's OpenAI-compatible endpoint)."""
 
 from __future__ import annotations
 
-from fairjudge._util._errors import JudgeBackendError
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import normalise_endpoint
-from fairjudge.judges._http import HTTPClient, api_key_from_env
-from fairjudge.judges._types import Completion, JudgeRequest, Usage
+from fairjudge.judges._http import HTTPClient, api_key_from_env, reported_usage, wire_error
+from fairjudge.judges._types import Completion, JudgeRequest
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -79,31 +78,57 @@ class OpenAIBackend(JudgeBackend):
         return body
 
     async def complete(self, request: JudgeRequest) -> Completion:
+        provider = f"openai:{self.model}"
         data, elapsed = await self._http.post_json(
             f"{self.base_url}/chat/completions", self._headers, self.request_body(request),
-            provider=f"openai:{self.model}")
-        try:
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-        except (KeyError, IndexError, TypeError):
-            raise JudgeBackendError(f"openai:{self.model}: response without choices: "
-                                    f"{str(data)[:200]}") from None
-        content = message.get("content") or ""
-        if isinstance(content, list):  # some servers return content parts
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        usage = data.get("usage") or {}
-        details = usage.get("completion_tokens_details") or {}
-        logprobs = choice.get("logprobs")
-        return Completion(
-            text=content,
-            usage=Usage(int(usage.get("prompt_tokens") or 0),
-                        int(usage.get("completion_tokens") or 0),
-                        int(details.get("reasoning_tokens") or 0)),
-            latency=elapsed,
-            finish_reason=choice.get("finish_reason"),
-            logprobs=logprobs.get("content") if isinstance(logprobs, dict) else None,
-        )
+            provider=provider)
+        return parse_chat_completion(data, elapsed, provider)
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
+
+
+def parse_chat_completion(data, elapsed: float, provider: str) -> Completion:
+    """A Chat Completions answer checked against the wire schema.
+
+    Anything that does not follow it -- a body that is not an object, an ``error`` object in
+    a 200, no ``choices``, a message whose content is neither text nor text parts -- is a
+    retryable failure with a clear message (the model may have run, so it counts as possibly
+    billed). Usage that is missing or not a plausible token count gives
+    ``Usage(reported=False)``: the runner then charges the call's worst case.
+    """
+    if not isinstance(data, dict):
+        raise wire_error(provider, f"expected a JSON object, got {type(data).__name__}")
+    if data.get("error"):
+        raise wire_error(provider, f"an error object in a 200 answer: "
+                                   f"{str(data['error'])[:200]}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise wire_error(provider, "no `choices`")
+    choice = choices[0]
+    message = choice.get("message")
+    if message is None:
+        message = {}
+    if not isinstance(message, dict):
+        raise wire_error(provider, f"`message` is a {type(message).__name__}, not an object")
+    content = message.get("content")
+    if content is None:
+        content = ""
+    elif isinstance(content, list):  # some servers return content parts
+        if not all(isinstance(part, dict) and isinstance(part.get("text", ""), str)
+                   for part in content):
+            raise wire_error(provider, "message content parts are not text parts")
+        content = "".join(part.get("text", "") for part in content)
+    elif not isinstance(content, str):
+        raise wire_error(provider, f"message content is a {type(content).__name__}, not text")
+    finish = choice.get("finish_reason")
+    logprobs = choice.get("logprobs")
+    return Completion(
+        text=content,
+        usage=reported_usage(data.get("usage"), "prompt_tokens", "completion_tokens"),
+        latency=elapsed,
+        finish_reason=finish if isinstance(finish, str) else None,
+        logprobs=(logprobs.get("content") if isinstance(logprobs, dict)
+                  and isinstance(logprobs.get("content"), list) else None),
+    )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,14 @@ from fairjudge._util._errors import JudgeBackendError, RequestRejected, Retryabl
 from fairjudge._util._files import read_json_file
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
-from fairjudge.judges._cache import CompletionCache, cache_key, legacy_cache_key
+from fairjudge.judges._cache import (
+    BUSY,
+    CLAIMED,
+    CompletionCache,
+    cache_key,
+    lease_owner,
+    legacy_cache_key,
+)
 from fairjudge.judges._types import CallResult, JudgeRequest, Usage
 
 
@@ -25,6 +33,14 @@ class Price:
 
     input_per_mtok: float
     output_per_mtok: float
+
+    def __post_init__(self):
+        for name in ("input_per_mtok", "output_per_mtok"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                raise FairjudgeInputError(f"price `{name}` must be a non-negative finite "
+                                          f"number of dollars per million tokens; got {value!r}")
 
     def cost(self, usage: Usage) -> float:
         return (usage.input_tokens * self.input_per_mtok
@@ -43,10 +59,11 @@ class PriceTable(dict):
         for model, spec in (data.items() if isinstance(data, dict) else []):
             try:
                 table[model] = Price(float(spec["input"]), float(spec["output"]))
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError) as err:
+                detail = f": {err}" if isinstance(err, FairjudgeInputError) else ""
                 raise FairjudgeInputError(
-                    f"{path.name}: price of `{model}` needs numeric `input` and `output` "
-                    "(dollars per million tokens)") from None
+                    f"{path.name}: price of `{model}` needs non-negative finite numbers "
+                    f"`input` and `output` (dollars per million tokens){detail}") from None
         if not table:
             raise FairjudgeInputError(f"{path.name}: no prices found; expected "
                                       '{"model": {"input": ..., "output": ...}}')
@@ -79,6 +96,9 @@ class RunOptions:
         Show a progress bar with ETA on stderr.
     seed : int
         Seeds the backoff jitter.
+    lease_seconds : float
+        How long a claim on a key (see :meth:`CompletionCache.claim`) lasts before another
+        process may take it over; renewed before every attempt. Longer than any attempt.
     """
 
     concurrency: int = 16
@@ -91,6 +111,7 @@ class RunOptions:
     prices: PriceTable | None = None
     progress: bool = False
     seed: int = 0
+    lease_seconds: float = 300.0
 
 
 class SpendLedger:
@@ -111,7 +132,14 @@ class SpendLedger:
 
 @dataclass
 class RunReport:
-    """What a run did; updated live, so it is meaningful after an interruption too."""
+    """What a run did; updated live, so it is meaningful after an interruption too.
+
+    Money is counted three ways, all against the spend cap: ``cost_reported`` (answers whose
+    provider reported usage), ``cost_estimated`` (answers without usable usage, charged at
+    their worst case: prompt bytes as tokens plus the full output budget) and
+    ``cost_failed`` (the worst case of every failed attempt the provider may have billed: a
+    timeout, a dropped or truncated answer, a server error). ``cost`` is their sum.
+    """
 
     requested: int = 0
     distinct: int = 0
@@ -121,7 +149,15 @@ class RunReport:
     retries: int = 0
     failed: int = 0
     skipped_by_cap: int = 0
-    cost: float = 0.0
+    attempts: int = 0
+    failed_attempts_billed: int = 0
+    usage_estimated: int = 0
+    answered_elsewhere: int = 0
+    unpriced: int = 0
+    cost_reported: float = 0.0
+    cost_estimated: float = 0.0
+    cost_failed: float = 0.0
+    max_cost: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     elapsed: float = 0.0
@@ -130,16 +166,42 @@ class RunReport:
     errors: list = field(default_factory=list)
     ledger: SpendLedger = field(default_factory=SpendLedger, repr=False, compare=False)
 
+    @property
+    def cost(self) -> float:
+        """Dollars spent or possibly spent: reported + estimated + failed attempts."""
+        return self.cost_reported + self.cost_estimated + self.cost_failed
+
     def as_dict(self) -> dict:
         """The counters, JSON-ready."""
-        return {k: v for k, v in vars(self).items() if k != "ledger"}
+        out = {k: v for k, v in vars(self).items() if k != "ledger"}
+        out["cost"] = self.cost
+        return out
 
     def summary(self) -> str:
         parts = [f"{self.requested} calls ({self.distinct} distinct): {self.cache_hits} from "
-                 f"cache, {self.fresh} fresh", f"{self.invalid} invalid outputs",
-                 f"{self.retries} retries", f"{self.failed} failed"]
-        parts.append(f"cost ${self.cost:.4f} ({self.input_tokens} in / {self.output_tokens} "
-                     "out tokens)")
+                 f"cache, {self.fresh} answered now", f"{self.invalid} invalid outputs",
+                 f"{self.attempts} requests sent ({self.retries} retries, "
+                 f"{self.failed_attempts_billed} failed attempts possibly billed)",
+                 f"{self.failed} failed"]
+        if self.answered_elsewhere:
+            parts.append(f"{self.answered_elsewhere} answered by another process sharing the "
+                         "cache")
+        if self.unpriced and not (self.cost_reported or self.cost_estimated):
+            money = "cost unknown (no price for the model: pass a price table)"
+        else:
+            money = f"spent ${self.cost:.4f}"
+            pieces = [f"${self.cost_reported:.4f} reported by the provider"]
+            if self.cost_estimated:
+                pieces.append(f"${self.cost_estimated:.4f} estimated for "
+                              f"{self.usage_estimated} answers without usage")
+            if self.cost_failed:
+                pieces.append(f"${self.cost_failed:.4f} worst case of failed attempts")
+            money += f" ({' + '.join(pieces)})"
+            if self.unpriced:
+                money += f"; {self.unpriced} answers of unpriced models not counted"
+        if self.max_cost is not None:
+            money += f" of the ${self.max_cost:g} cap"
+        parts.append(f"{money}; {self.input_tokens} in / {self.output_tokens} out tokens")
         if self.stopped_by_cap:
             parts.append(f"STOPPED by the spend cap: {self.skipped_by_cap} calls not made")
         if self.interrupted:
@@ -225,8 +287,10 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         answers.update({k: CallResult(k, c, cached=True) for k, c in hits.items()})
         report.cache_hits += len(answers)
     pending = [k for k in first_index if k not in answers]
-    if options.max_cost is not None and pending:
-        _check_cap_possible(backend, requests[first_index[pending[0]]], options)
+    if options.max_cost is not None:
+        report.max_cost = options.max_cost
+        if pending:
+            _check_cap_possible(backend, requests[first_index[pending[0]]], options)
     jitter = np.random.default_rng(options.seed)
     rpm = RateLimiter(options.requests_per_minute) if options.requests_per_minute else None
     tpm = RateLimiter(options.tokens_per_minute) if options.tokens_per_minute else None
@@ -235,58 +299,115 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     state = {"fatal": None}
     bar = _progress_bar(len(pending), backend.label) if options.progress and pending else None
     queue = list(reversed(pending))
+    leasing = cache is not None and backend.cacheable
+    owner = lease_owner()
+    ttl = max(options.lease_seconds, 2.0 * float(getattr(backend, "timeout", 0.0) or 0.0))
 
-    async def reserve(request: JudgeRequest) -> float | None:
-        """Reserve the worst-case cost of a call; wait while calls in flight may free room.
+    def worst_case(request: JudgeRequest) -> Usage:
+        """The most a call can use: prompt bytes as tokens, plus the whole output budget."""
+        return Usage(estimated_input_tokens(request), output_budget(request, backend) or 0,
+                     reported=False)
 
-        Returns the reservation, or None when the call cannot fit under the cap even with
-        nothing else in flight (the run then stops dispatching). The ledger is shared by
-        every backend of the run.
-        """
-        reservation = price.cost(Usage(estimated_input_tokens(request),
-                                       output_budget(request, backend) or 0))
+    async def reserve(amount: float) -> bool:
+        """Reserve ``amount`` dollars for an attempt; wait while attempts in flight may free
+        room. False when it cannot fit under the cap even with nothing else in flight (the
+        run then stops dispatching). The ledger is shared by every backend of the run."""
         async with ledger.condition:
-            while report.cost + ledger.reserved + reservation > options.max_cost:
+            while report.cost + ledger.reserved + amount > options.max_cost:
                 if ledger.in_flight == 0 or ledger.stop:
                     ledger.stop = True
                     report.stopped_by_cap = True
                     ledger.condition.notify_all()
-                    return None
+                    return False
                 await ledger.condition.wait()
-            ledger.reserved += reservation
+            ledger.reserved += amount
             ledger.in_flight += 1
-        return reservation
+        return True
 
-    async def release(reservation: float) -> None:
+    async def settle(reserved: float) -> None:
         async with ledger.condition:
-            ledger.reserved -= reservation
+            ledger.reserved -= reserved
             ledger.in_flight -= 1
             ledger.condition.notify_all()
 
-    async def call(key: str) -> None:
+    def charge_failed(request: JudgeRequest) -> None:
+        """An attempt the provider may have billed gave no answer: count its worst case."""
+        report.failed_attempts_billed += 1
+        if price is not None:
+            report.cost_failed += price.cost(worst_case(request))
+
+    def charge_answer(request: JudgeRequest, completion) -> object:
+        """Count an answer's cost; an answer without usable usage is charged (and stored)
+        at its worst case, marked as an estimate."""
+        if not completion.usage.reported:
+            worst = worst_case(request)
+            # Without an output budget the text itself bounds the output tokens.
+            out = max(worst.output_tokens, len(completion.text.encode("utf-8")))
+            completion = replace(completion, usage=replace(worst, output_tokens=out))
+            report.usage_estimated += 1
+        if price is None:
+            report.unpriced += 1
+        elif completion.usage.reported:
+            report.cost_reported += price.cost(completion.usage)
+        else:
+            report.cost_estimated += price.cost(completion.usage)
+        report.input_tokens += completion.usage.input_tokens
+        report.output_tokens += completion.usage.output_tokens
+        return completion
+
+    def claim(key: str) -> str:
+        """Claim the key for this process (leases across processes sharing the cache);
+        an answer stored meanwhile by another process is taken from the cache."""
+        if not leasing:
+            return CLAIMED
+        outcome = cache.claim(key, owner, ttl)
+        if outcome not in (CLAIMED, BUSY):
+            completion = cache.get(key)
+            if completion is not None:
+                answers[key] = CallResult(key, completion, cached=True)
+                report.cache_hits += 1
+                report.answered_elsewhere += 1
+                if bar is not None:
+                    bar.update(1)
+            return "answered"
+        return outcome
+
+    async def call(key: str) -> str:
+        """Answer one key; returns ``"busy"`` when another process is paying for it."""
         request = requests[first_index[key]]
-        reservation = 0.0
-        if options.max_cost is not None:
-            reservation = await reserve(request)
-            if reservation is None:
-                queue.append(key)  # not made: counted as skipped below
-                return
+        claimed = claim(key)
+        if claimed != CLAIMED:
+            return claimed
+        worst = price.cost(worst_case(request)) if price is not None else 0.0
+        capped = options.max_cost is not None
         try:
             for attempt in range(options.max_retries + 1):
-                # Rate limits apply to every attempt, retries included.
-                if rpm:
-                    await rpm.acquire()
-                if tpm:
-                    await tpm.acquire(estimated_input_tokens(request)
-                                      + (output_budget(request, backend) or 0))
+                if attempt and leasing:
+                    cache.claim(key, owner, ttl)  # renew the lease before each retry
+                # Every attempt may be billed: each one reserves its own worst case.
+                if capped and not await reserve(worst):
+                    queue.append(key)  # not made: counted as skipped below
+                    return "stopped"
+                settled = False
                 try:
+                    # Rate limits apply to every attempt, retries included.
+                    if rpm:
+                        await rpm.acquire()
+                    if tpm:
+                        await tpm.acquire(estimated_input_tokens(request)
+                                          + (output_budget(request, backend) or 0))
+                    report.attempts += 1
                     completion = await backend.complete(request)
-                    break
                 except RetryableError as err:
+                    if err.maybe_billed:
+                        charge_failed(request)
+                    if capped:
+                        await settle(worst)
+                    settled = True
                     if attempt == options.max_retries:
                         report.failed += 1
                         report.errors.append(f"gave up after {attempt + 1} attempts: {err}")
-                        return
+                        return "failed"
                     report.retries += 1
                     delay = min(options.backoff_max, options.backoff_base * 2 ** attempt)
                     if err.retry_after is not None:
@@ -295,31 +416,42 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     await asyncio.sleep(delay * (0.5 + 0.5 * float(jitter.random()))
                                         if err.retry_after is None else
                                         delay * (1.0 + 0.1 * float(jitter.random())))
+                    continue
                 except RequestRejected as err:
                     report.failed += 1
                     report.errors.append(str(err))
-                    return
-            if cache is not None and backend.cacheable:
-                cache.put(key, completion, identity=identity, request=request)
-            answers[key] = CallResult(key, completion, cached=False, retries=attempt)
-            report.fresh += 1
-            if price is not None:
-                report.cost += price.cost(completion.usage)
-            report.input_tokens += completion.usage.input_tokens
-            report.output_tokens += completion.usage.output_tokens
-            if bar is not None:
-                bar.update(1)
+                    return "failed"
+                except (asyncio.CancelledError, KeyboardInterrupt):
+                    charge_failed(request)  # interrupted in flight: it may have been billed
+                    raise
+                finally:
+                    if capped and not settled:
+                        settled = True
+                        await settle(worst)
+                completion = charge_answer(request, completion)
+                if leasing:
+                    cache.put(key, completion, identity=identity, request=request)
+                answers[key] = CallResult(key, completion, cached=False, retries=attempt)
+                report.fresh += 1
+                if bar is not None:
+                    bar.update(1)
+                return "answered"
         except JudgeBackendError as err:
             # Fatal (bad key, unknown model): stop dispatching, let calls in flight finish
             # and be cached, then raise.
             state["fatal"] = err
+            return "failed"
         finally:
-            if options.max_cost is not None:
-                await release(reservation)
+            if leasing and key not in answers:
+                cache.release(key, owner)
 
     async def worker() -> None:
         while queue and not ledger.stop and state["fatal"] is None:
-            await call(queue.pop())
+            key = queue.pop()
+            if await call(key) == "busy":
+                # Another process pays for this key: come back to it after the others.
+                queue.insert(0, key)
+                await asyncio.sleep(0.05)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, options.concurrency))]
     try:
