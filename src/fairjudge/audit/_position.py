@@ -88,10 +88,16 @@ def repetition_stability(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot:
 
 def pair_consistency(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per pair judged in both orders: ``judge``, ``pair_id``, ``item_a`` and ``item_b``
-    (the pair's own items) and ``consistent`` (same winner in both orders, the first
-    verdict of each order; an invalid output is inconsistent)."""
+    (the pair's own items) and ``consistent`` (same winner in both orders, from sample 0 of
+    each order -- or the first verdict of the order without a ``sample`` column; an invalid
+    output is inconsistent)."""
     units = _unit_keys(verdicts)
     keys = verdict_pairs(verdicts).keys
+    if "sample" in verdicts.columns:
+        # Repeated samples: the first sample of each order stands for it, wherever its row
+        # is in the table.
+        units = units.assign(sample=verdicts["sample"].to_numpy()).sort_values(
+            ["judge", "pair", "own_order", "sample"], kind="stable")
     first = units.drop_duplicates(["judge", "pair", "own_order"])
     grouped = first.groupby(["judge", "pair"])
     table = pd.DataFrame({"count": grouped["choice"].size(),

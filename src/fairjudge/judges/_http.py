@@ -168,11 +168,12 @@ def token_count(value) -> int | None:
 
 def reported_usage(usage, input_key: str, output_key: str) -> Usage:
     """Usage from a provider's usage object; ``reported=False`` unless both counts are
-    plausible token counts."""
+    plausible token counts (non-negative integers below 10^9, a nonzero prompt)."""
     if not isinstance(usage, dict):
         return Usage(reported=False)
     n_in, n_out = token_count(usage.get(input_key)), token_count(usage.get(output_key))
-    if n_in is None or n_out is None:
+    # No real prompt is zero tokens: a server that says so is not reporting usage.
+    if n_in is None or n_out is None or n_in == 0:
         return Usage(reported=False)
     details = usage.get("completion_tokens_details")
     reasoning = token_count(details.get("reasoning_tokens")) if isinstance(details, dict) \

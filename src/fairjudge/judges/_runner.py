@@ -54,18 +54,26 @@ class PriceTable(dict):
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "PriceTable":
         path = Path(path)
-        data = read_json_file(path, "price")
+        return cls.from_dict(read_json_file(path, "price"), source=path.name)
+
+    @classmethod
+    def from_dict(cls, data, *, source: str = "prices") -> "PriceTable":
+        """From ``{"model": {"input": $/Mtok, "output": $/Mtok}}``; NaN, infinite, negative
+        or non-numeric prices are refused, naming the model."""
         table = cls()
         for model, spec in (data.items() if isinstance(data, dict) else []):
             try:
-                table[model] = Price(float(spec["input"]), float(spec["output"]))
+                values = [spec["input"], spec["output"]]
+                if any(isinstance(v, (bool, str)) for v in values):
+                    raise TypeError("not a number")
+                table[model] = Price(float(values[0]), float(values[1]))
             except (KeyError, TypeError, ValueError) as err:
                 detail = f": {err}" if isinstance(err, FairjudgeInputError) else ""
                 raise FairjudgeInputError(
-                    f"{path.name}: price of `{model}` needs non-negative finite numbers "
+                    f"{source}: price of `{model}` needs non-negative finite numbers "
                     f"`input` and `output` (dollars per million tokens){detail}") from None
         if not table:
-            raise FairjudgeInputError(f"{path.name}: no prices found; expected "
+            raise FairjudgeInputError(f"{source}: no prices found; expected "
                                       '{"model": {"input": ..., "output": ...}}')
         return table
 

@@ -12,8 +12,9 @@ prefers the longer one (by word count):
 
 At temperature 0 the verdict is the sign of the logit (a tie when it is exactly 0). At a
 temperature T > 0 the verdict is A with probability ``sigmoid(logit / max(T, 0.05))``, drawn
-from a uniform derived from ``sha256(seed, call key)``, so the same request always gets the
-same verdict, in particular when a client retries it.
+from a uniform derived from ``sha256(seed, call key, n)`` where n counts the earlier answers
+to the same request: a client that retries a failed attempt gets the same verdict, and a
+deliberate repeat of an answered request gets a fresh sample, as from a real provider.
 
 A *call key* is the sha256 hex digest of the canonical JSON of the request body
 (``json.dumps(body, sort_keys=True, separators=(",", ":"))``): two requests with the same body
@@ -127,8 +128,9 @@ class FaultPlan:
     """Which share of requests fail, and how.
 
     The kinds are mutually exclusive: one uniform per request picks at most one of them, in
-    the order drop, 429, 500, 529, malformed, slow, so each rate is the marginal share of
-    requests that see that fault and the rates must sum to at most 1.
+    the order drop, 429, 500, 529, malformed, wire, slow, so each rate is the marginal share
+    of requests that see that fault and the rates must sum to at most 1. Usage faults are
+    drawn independently.
 
     Attributes
     ----------
@@ -141,6 +143,9 @@ class FaultPlan:
         the OpenAI route (OpenAI has no 529).
     malformed_rate : float
         Share answered 200 with a truncated, invalid JSON body.
+    wire_rate : float
+        Share answered 200 with valid JSON that breaks the wire schema: a JSON list, an
+        ``error`` object, no ``choices``/``content``, or message content that is an object.
     drop_rate : float
         Share whose connection is closed without any response.
     slow_rate : float
@@ -153,25 +158,35 @@ class FaultPlan:
     max_faults_per_call : int or None
         After a call key has received this many failed answers (drop, 429, 500/529,
         malformed), later attempts always succeed (they may still be slow). None: no cap.
+    missing_usage_rate, bad_usage_rate : float
+        Shares of answers (drawn independently of the faults above) that carry no ``usage``
+        object, or a corrupt one (a string, a negative or absurd count, zero prompt
+        tokens), as some OpenAI-compatible servers do. The call is billed all the same.
     """
 
     rate_429: float = 0.0
     rate_500: float = 0.0
     rate_529: float = 0.0
     malformed_rate: float = 0.0
+    wire_rate: float = 0.0
     drop_rate: float = 0.0
     slow_rate: float = 0.0
     slow_seconds: float = 0.0
     retry_after: float = 0.01
     max_faults_per_call: int | None = None
+    missing_usage_rate: float = 0.0
+    bad_usage_rate: float = 0.0
 
     def __post_init__(self):
-        for name in ("rate_429", "rate_500", "rate_529", "malformed_rate", "drop_rate",
-                     "slow_rate"):
+        for name in ("rate_429", "rate_500", "rate_529", "malformed_rate", "wire_rate",
+                     "drop_rate", "slow_rate", "missing_usage_rate", "bad_usage_rate"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise FairjudgeInputError(f"`{name}` must be a number between 0 and 1; got "
                                           f"{value!r}")
+        if self.missing_usage_rate + self.bad_usage_rate > 1.0 + 1e-12:
+            raise FairjudgeInputError("`missing_usage_rate` and `bad_usage_rate` must sum to at "
+                                      "most 1")
         total = sum(rate for _, rate in self._bands())
         if total > 1.0 + 1e-12:
             raise FairjudgeInputError(
@@ -189,7 +204,15 @@ class FaultPlan:
     def _bands(self):
         return (("drop", self.drop_rate), ("429", self.rate_429), ("500", self.rate_500),
                 ("529", self.rate_529), ("malformed", self.malformed_rate),
-                ("slow", self.slow_rate))
+                ("wire", self.wire_rate), ("slow", self.slow_rate))
+
+    def pick_usage(self, u: float) -> str | None:
+        """``"missing"``, ``"bad"`` or None (honest usage) for uniform `u` in [0, 1)."""
+        if u < self.missing_usage_rate:
+            return "missing"
+        if u < self.missing_usage_rate + self.bad_usage_rate:
+            return "bad"
+        return None
 
     def pick(self, u: float, *, failures_so_far: int) -> str | None:
         """Return the fault kind for uniform `u` in [0, 1), or None for a normal answer."""
@@ -336,6 +359,24 @@ def _plain_logprobs(text: str) -> dict[str, Any]:
                          "top_logprobs": []} for tok in tokens], "refusal": None}
 
 
+def _broken_openai(payload: dict[str, Any], key: str, attempt: int, seed: int):
+    """A 200 body that is valid JSON but breaks the Chat Completions schema."""
+    message = {**payload["choices"][0]["message"], "content": {"text": "A"}}
+    kinds = ([payload], {"error": {"message": "upstream failure", "type": "server_error"}},
+             {k: v for k, v in payload.items() if k != "choices"},
+             {**payload, "choices": [{**payload["choices"][0], "message": message}]})
+    return kinds[int(_uniform(seed, "wire", key, attempt) * len(kinds))]
+
+
+def _corrupt_usage(key: str, attempt: int, seed: int) -> dict[str, Any]:
+    """A usage object of the kind seen from misbehaving servers, chosen by a hashed draw."""
+    kinds = ({"prompt_tokens": "abc", "completion_tokens": 12},
+             {"prompt_tokens": 1e30, "completion_tokens": 5},
+             {"prompt_tokens": -40, "completion_tokens": -1},
+             {"prompt_tokens": 0, "completion_tokens": 0})
+    return dict(kinds[int(_uniform(seed, "bad-usage", key, attempt) * len(kinds))])
+
+
 def _truncated(payload: dict[str, Any]) -> bytes:
     body = json.dumps(payload).encode("utf-8")
     return body[: max(1, len(body) // 2)]
@@ -362,6 +403,13 @@ class FakeProviderServer:
         request's text (every message joined by newlines, system first); a string it returns
         is the reply, ``None`` falls back to the built-in behaviour. Used to script the LLM
         modules of structured-output pipelines.
+    prices : tuple of float, optional
+        ``(input, output)`` dollars per million tokens. The server then bills like a real
+        provider (`billed`): every request that reaches generation is charged its prompt
+        tokens and its output tokens (at most the request's budget), *including* answers
+        the client never reads -- slow ones it timed out on, truncated or malformed bodies,
+        dropped connections -- and whatever usage it reports. Refusals before generation
+        (401, 400, 429, 500, 529) are free.
 
     Attributes
     ----------
@@ -400,7 +448,8 @@ class FakeProviderServer:
     """
 
     def __init__(self, *, first_slot_lean: float = 0.1, seed: int = 0,
-                 faults: FaultPlan | None = None, port: int = 0, responder=None):
+                 faults: FaultPlan | None = None, port: int = 0, responder=None,
+                 prices: tuple | None = None):
         if isinstance(first_slot_lean, bool) or not isinstance(first_slot_lean, (int, float)) \
                 or not math.isfinite(first_slot_lean):
             raise FairjudgeInputError("`first_slot_lean` must be a finite number; got "
@@ -419,6 +468,13 @@ class FakeProviderServer:
             raise FairjudgeInputError("`responder` must be callable (prompt text -> reply or None)")
         self._judge = _ScriptedJudge(seed=seed, first_slot_lean=float(first_slot_lean),
                                      responder=responder)
+        if prices is not None and (len(prices) != 2 or any(
+                isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0 for p in prices)):
+            raise FairjudgeInputError("`prices` must be (input, output) dollars per million "
+                                      f"tokens; got {prices!r}")
+        self.prices = None if prices is None else (float(prices[0]), float(prices[1]))
+        self._billed = 0.0
+        self._billed_calls = 0
         self._seed = seed
         self._requested_port = port
         self._lock = threading.Lock()
@@ -465,6 +521,28 @@ class FakeProviderServer:
     def successes(self) -> dict[str, int]:
         with self._lock:
             return dict(self._successes)
+
+    @property
+    def billed(self) -> float:
+        """Dollars billed so far (0 without `prices`): what a real provider would charge."""
+        with self._lock:
+            return self._billed
+
+    @property
+    def billed_calls(self) -> int:
+        """Requests that reached generation and were billed."""
+        with self._lock:
+            return self._billed_calls
+
+    def _bill(self, prompt: str, output_tokens: int) -> None:
+        with self._lock:
+            self._billed_calls += 1
+            if self.prices is not None:
+                self._billed += (_n_tokens(prompt) * self.prices[0]
+                                 + output_tokens * self.prices[1]) / 1e6
+
+    def _usage_fault(self, key: str, attempt: int) -> str | None:
+        return self.faults.pick_usage(_uniform(self._seed, "usage", key, attempt))
 
     @property
     def fault_counts(self) -> dict[str, int]:
@@ -620,6 +698,14 @@ class FakeProviderServer:
                     self._failures[key] = failures + 1
         return kind
 
+    def _sample_key(self, key: str) -> str:
+        """The key of this answer's draw: a call answered n times before gets its (n+1)-th
+        draw, as a sampling provider would give a new sample (retries of a failed attempt
+        were never answered, so they get the same draw)."""
+        with self._lock:
+            answered = self._successes.get(key, 0)
+        return key if answered == 0 else f"{key}#{answered}"
+
     def _record_success(self, key: str) -> None:
         with self._lock:
             self._successes[key] = self._successes.get(key, 0) + 1
@@ -659,6 +745,9 @@ class FakeProviderServer:
         fault = self._draw_fault(key, attempt)
         marker = {"x-fake-fault": fault} if fault else None
         if fault == "drop":
+            # The model ran; the connection died on the way back: billed, never read.
+            payload, _ = self._openai_payload(body, key, attempt)
+            self._bill(_prompt_of(body["messages"]), self._billed_output(payload, body))
             return self._drop(request)
         if fault == "429":
             retry = self.faults.retry_after
@@ -677,12 +766,29 @@ class FakeProviderServer:
             await asyncio.sleep(self.faults.slow_seconds)
 
         payload, verdict = self._openai_payload(body, key, attempt)
+        self._bill(_prompt_of(body["messages"]), self._billed_output(payload, body))
         if fault == "malformed":
             return web.Response(body=_truncated(payload), content_type="application/json",
                                 headers=marker)
+        if fault == "wire":
+            return web.json_response(_broken_openai(payload, key, attempt, self._seed),
+                                     headers=marker)
+        usage_fault = self._usage_fault(key, attempt)
+        if usage_fault == "missing":
+            del payload["usage"]
+        elif usage_fault == "bad":
+            payload["usage"] = _corrupt_usage(key, attempt, self._seed)
         if verdict is not None:
             self._record_success(key)
         return web.json_response(payload, headers=marker)
+
+    @staticmethod
+    def _billed_output(payload: dict[str, Any], body: dict[str, Any]) -> int:
+        """Output tokens a provider bills: what it generated, at most the request's budget."""
+        generated = payload["usage"]["completion_tokens"]
+        budgets = [b for b in (body.get("max_completion_tokens"), body.get("max_tokens"))
+                   if isinstance(b, int) and not isinstance(b, bool)]
+        return min([generated] + budgets)
 
     @staticmethod
     def _openai_problem(body: dict[str, Any]) -> tuple[str, str] | None:
@@ -723,7 +829,7 @@ class FakeProviderServer:
                 budget, budget
             logprobs = {"content": [], "refusal": None} if want_logprobs else None
         else:
-            reply = self._judge.reply(prompt, key, temperature)
+            reply = self._judge.reply(prompt, self._sample_key(key), temperature)
             text, verdict, finish = reply.text, reply.verdict, "stop"
             reasoning_tokens, completion_tokens = 0, _n_tokens(text)
             logprobs = None
@@ -771,7 +877,10 @@ class FakeProviderServer:
 
         fault = self._draw_fault(key, attempt)
         marker = {"x-fake-fault": fault} if fault else None
+        prompt = _prompt_of(body["messages"], body.get("system"))
         if fault == "drop":
+            reply = self._judge.reply(prompt, key, 0.0)
+            self._bill(prompt, min(_n_tokens(reply.text), body["max_tokens"]))
             return self._drop(request)
         if fault == "429":
             headers = {"Retry-After": format(self.faults.retry_after, "g"), **marker}
@@ -785,9 +894,9 @@ class FakeProviderServer:
         if fault == "slow":
             await asyncio.sleep(self.faults.slow_seconds)
 
-        prompt = _prompt_of(body["messages"], body.get("system"))
         reply = self._judge.reply(prompt, key, 0.0)  # no temperature: treated as greedy
         input_tokens, output_tokens = _n_tokens(prompt), _n_tokens(reply.text)
+        self._bill(prompt, min(output_tokens, body["max_tokens"]))
         payload = {
             "id": "msg_" + hashlib.sha256(f"{key}:{attempt}".encode()).hexdigest()[:24],
             "type": "message",
@@ -801,6 +910,17 @@ class FakeProviderServer:
         if fault == "malformed":
             return web.Response(body=_truncated(payload), content_type="application/json",
                                 headers=marker)
+        if fault == "wire":
+            broken = ([payload], {"type": "error", "error": {"type": "api_error"}},
+                      {**payload, "content": None})
+            return web.json_response(
+                broken[int(_uniform(self._seed, "wire", key, attempt) * len(broken))],
+                headers=marker)
+        usage_fault = self._usage_fault(key, attempt)
+        if usage_fault == "missing":
+            del payload["usage"]
+        elif usage_fault == "bad":
+            payload["usage"] = {"input_tokens": "abc", "output_tokens": -3}
         if reply.verdict is not None:
             self._record_success(key)
         return web.json_response(payload, headers=marker)

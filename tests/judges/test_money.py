@@ -1,0 +1,180 @@
+"""Money under faults: the spend cap holds against a provider that bills like a real one.
+
+The loopback server bills every request that reaches generation -- answers the client timed
+out on, truncated or malformed bodies, dropped connections -- and may omit or corrupt the
+usage it reports. Whatever it does, what it bills must stay within the client's cap, and two
+processes sharing a cache must never pay twice for one call.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("aiohttp", reason="provider backends need the [openai] extra (aiohttp)")
+
+from fairjudge.data import load_pairs  # noqa: E402
+from fairjudge.judges import (  # noqa: E402
+    CompletionCache,
+    GenerationSettings,
+    PriceTable,
+    RunOptions,
+    get_backend,
+)
+from fairjudge.judges._cache import BUSY, CLAIMED, DONE  # noqa: E402
+from fairjudge.judges.testing import FakeProviderServer, FaultPlan  # noqa: E402
+from fairjudge.strategies import judge_pairs  # noqa: E402
+
+PRICE = (10.0, 30.0)  # dollars per million input / output tokens, on both sides
+
+
+def pairs(n, words=60):
+    return load_pairs(pd.DataFrame([
+        {"id": f"p{i}", "question": f"Question number {i}?",
+         "a": " ".join(["alpha"] * (words + i % 13)), "b": " ".join(["beta"] * (words - i % 7))}
+        for i in range(n)]))
+
+
+def options(cap, **kw):
+    return RunOptions(concurrency=16, backoff_base=0.001, backoff_max=0.01, max_cost=cap,
+                      prices=PriceTable.from_dict({"judge-mini": {"input": PRICE[0],
+                                                                  "output": PRICE[1]}}), **kw)
+
+
+@pytest.fixture
+def billing(monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    with FakeProviderServer(seed=5, prices=PRICE) as server:
+        yield server
+
+
+def backend(server, **kw):
+    return get_backend("openai", model="judge-mini", base_url=server.base_url,
+                       api_key_env="TEST_KEY", **kw)
+
+
+SETTINGS = GenerationSettings(max_tokens=64)
+
+
+def test_attempts_billed_but_never_read_count_against_the_cap(billing, tmp_path):
+    """Half the answers arrive after the client's timeout (billed, never read). Counting
+    only answers read, the run would pay about twice its cap; every attempt is charged at
+    its worst case while unknown, so what the server bills stays within the cap."""
+    billing.faults = FaultPlan(slow_rate=0.5, slow_seconds=0.6)
+    cap = 0.05
+    result = judge_pairs(pairs(300), "B0", [backend(billing, timeout=0.2)],
+                         cache=CompletionCache(tmp_path / "c.sqlite"), options=options(cap),
+                         settings=SETTINGS)
+    report = result.report
+    assert report.stopped_by_cap and result.incomplete
+    assert report.failed_attempts_billed > 0 and report.cost_failed > 0
+    assert billing.billed <= cap, (billing.billed, report.summary())
+    assert report.cost <= cap + 1e-12
+    assert "failed attempts possibly billed" in report.summary()
+    assert f"of the ${cap:g} cap" in report.summary()
+
+
+@pytest.mark.parametrize("usage", ["missing", "bad"])
+def test_answers_without_usable_usage_are_charged_their_worst_case(billing, tmp_path, usage):
+    """A server that reports no usage (or garbage: a string, 1e30, negative, zero) does not
+    disable the cap: each such answer is charged prompt bytes plus the whole budget, marked
+    as an estimate, and stored with the estimate."""
+    billing.faults = FaultPlan(missing_usage_rate=1.0 if usage == "missing" else 0.0,
+                               bad_usage_rate=1.0 if usage == "bad" else 0.0)
+    cap = 0.02
+    result = judge_pairs(pairs(200), "B0", [backend(billing)], settings=SETTINGS,
+                         cache=CompletionCache(tmp_path / "c.sqlite"), options=options(cap))
+    report = result.report
+    assert report.fresh > 0 and report.usage_estimated == report.fresh
+    assert report.cost_reported == 0 and report.cost_estimated > 0
+    assert report.stopped_by_cap and billing.billed <= cap
+    assert "estimated for" in report.summary()
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        assert cache.export(tmp_path / "export.jsonl") == report.fresh
+    stored = pd.read_json(tmp_path / "export.jsonl", lines=True)
+    assert not stored["usage_reported"].any() and (stored["output_tokens"] >= 64).all()
+
+
+def test_malformed_answers_are_retried_with_a_clear_message(billing):
+    """Valid JSON that breaks the wire schema (a list, an error object, no choices, content
+    as an object) is a retryable failure, counted as possibly billed; nothing crashes."""
+    billing.faults = FaultPlan(wire_rate=0.5, max_faults_per_call=3)
+    result = judge_pairs(pairs(60), "B0", [backend(billing)],
+                         options=options(None, max_retries=6), settings=SETTINGS)
+    report = result.report
+    assert report.failed == 0 and len(result.aggregate) == 60
+    assert report.retries == billing.fault_counts["wire"] > 0
+    assert report.failed_attempts_billed == report.retries
+
+
+def test_a_price_file_with_bad_prices_is_refused(tmp_path):
+    for bad in ("NaN", "-1", "Infinity", '"cheap"'):
+        path = tmp_path / "prices.json"
+        path.write_text('{"judge-mini": {"input": %s, "output": 1}}' % bad)
+        with pytest.raises(ValueError, match=r"prices.json: price of `judge-mini` needs "
+                                             r"non-negative finite numbers"):
+            PriceTable.from_file(path)
+
+
+def test_leases_let_one_owner_pay_for_a_key(tmp_path):
+    from fairjudge.judges import Completion, JudgeRequest, Message
+
+    request = JudgeRequest(messages=(Message("user", "q"),))
+    with CompletionCache(tmp_path / "c.sqlite") as first, \
+            CompletionCache(tmp_path / "c.sqlite") as second:
+        assert first.claim("k", "host-a:1:x", ttl=60) == CLAIMED
+        assert second.claim("k", "host-b:2:y", ttl=60) == BUSY  # another owner holds it
+        assert first.claim("k", "host-a:1:x", ttl=60) == CLAIMED  # renewal
+        first.put("k", Completion("A"), identity={"backend": "x", "model": "m"},
+                  request=request)
+        assert second.claim("k", "host-b:2:y", ttl=60) == DONE  # answered: read it
+        assert second.claim("k2", "host-b:2:y", ttl=-1) == CLAIMED
+        assert first.claim("k2", "host-a:1:x", ttl=60) == CLAIMED  # an expired lease
+        first.release("k2", "host-a:1:x")
+        assert second.claim("k2", "host-b:2:y", ttl=60) == CLAIMED
+
+
+def test_a_dead_processes_lease_is_stale_at_once(tmp_path):
+    import socket
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True)
+    dead = f"{socket.gethostname()}:{int(done.stdout)}:gone"
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        assert cache.claim("k", dead, ttl=3600) == CLAIMED
+        assert cache.claim("k", "someone-else", ttl=60) == CLAIMED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_processes", [2, 4])
+def test_processes_sharing_a_cache_never_pay_twice(billing, tmp_path, n_processes):
+    """Several processes judge the same pairs on one cache at once: each call is paid once
+    (the others wait for its answer), and every process writes every verdict."""
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"id": f"p{i}", "question": f"Q{i}?",
+                                        "a": "x " * (i % 9 + 1), "b": "y " * (i % 7 + 1)})
+                            + "\n" for i in range(120)))
+    billing.faults = FaultPlan(slow_rate=1.0, slow_seconds=0.02)
+    env = dict(os.environ, TEST_KEY="sk-test")
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "fairjudge", "judge", str(path), "--backend", "openai",
+         "--judge-model", "judge-mini", "--base-url", billing.base_url, "--api-key-env",
+         "TEST_KEY", "--strategy", "S1", "--concurrency", "8", "--out",
+         str(tmp_path / f"out{i}.jsonl"), "--cache", str(tmp_path / "c.sqlite"),
+         "--no-progress"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i in range(n_processes)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+    counts = billing.counts
+    assert len(counts) == 240 and max(counts.values()) == 1  # 120 pairs x 2 orders, once each
+    outputs = [pd.read_json(tmp_path / f"out{i}.jsonl", lines=True) for i in range(n_processes)]
+    for out in outputs:
+        assert len(out) == 240
+        pd.testing.assert_series_equal(out.sort_values(["pair_id", "order"])["winner"]
+                                       .reset_index(drop=True),
+                                       outputs[0].sort_values(["pair_id", "order"])["winner"]
+                                       .reset_index(drop=True))
