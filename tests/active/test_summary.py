@@ -131,8 +131,13 @@ def test_spend_is_the_unrounded_mean_per_distance(results, summary):
 
 def test_records_are_sorted_pandas_aggregates(results, summary):
     records = summary.recall_records
-    assert list(records.columns) == ["model", "rule", "budget", "mean", "sem", "count"]
+    assert list(records.columns) == ["model", "rule", "budget", "mean", "sem", "count",
+                                     "recall"]
+    # the shared Estimate shape: mean with a t interval over the runs of the cell
+    first = records.iloc[0]
+    assert first["recall"].estimate == first["mean"] and first["recall"].n == first["count"]
+    assert first["recall"].ci_low <= first["mean"] <= first["recall"].ci_high
     assert records[["model", "rule", "budget"]].values.tolist() == sorted(
         records[["model", "rule", "budget"]].values.tolist())
     assert list(summary.full_data_records.columns) == ["judge", "n_items", "k", "model",
-                                                       "mean", "sem", "count"]
+                                                       "mean", "sem", "count", "recall"]

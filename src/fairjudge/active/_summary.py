@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._tests import mean_and_se, paired_t_test
 
 #: Baselines that the bias-aware model is tested against on full data, in report order.
@@ -105,11 +106,26 @@ def summarize_topk_results(results: dict, config) -> TopkSummary:
                                    for b in FULL_DATA_BASELINES], ignore_index=True),
         bias_estimates=summarize_bias_estimates(full),
         spend=mean_spend_by_distance(spend),
-        recall_records=budget.groupby(["model", "rule", "budget"])["recall"]
-        .agg(["mean", "sem", "count"]).reset_index(),
-        full_data_records=full.groupby(["judge", "n_items", "k", "model"])["recall"]
-        .agg(["mean", "sem", "count"]).reset_index(),
+        recall_records=_with_estimates(budget.groupby(["model", "rule", "budget"])["recall"]
+                                       .agg(["mean", "sem", "count"]).reset_index()),
+        full_data_records=_with_estimates(full.groupby(["judge", "n_items", "k", "model"])
+                                          ["recall"].agg(["mean", "sem", "count"])
+                                          .reset_index()),
     )
+
+
+def _with_estimates(records: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Each cell's mean recall also as an :class:`~fairjudge.stats.Estimate` (a t interval
+    over its runs), the shape every JSON output shares."""
+    from scipy import stats as scipy_stats
+
+    estimates = []
+    for mean, sem, count in zip(records["mean"], records["sem"], records["count"]):
+        half = (float(scipy_stats.t.ppf(0.5 + level / 2, count - 1)) * sem
+                if count > 1 else float("nan"))
+        estimates.append(Estimate(float(mean), mean - half, mean + half, int(count), level,
+                                  "t interval over runs"))
+    return records.assign(recall=estimates)
 
 
 def _cell(keys: dict, values) -> dict:
@@ -144,7 +160,7 @@ def paired_rule_tests(budget: pd.DataFrame, model: str, reference: str,
             rows.append({"model": model, "comparison": f"{reference} vs {baseline}",
                          "budget": int(b), "n_pairs": test.n,
                          "mean_difference": test.mean_difference, "t": test.statistic,
-                         "p_value": test.p_value})
+                         "p_value": test.p_value, "difference": test.as_estimate()})
     return pd.DataFrame(rows)
 
 

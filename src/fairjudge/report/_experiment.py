@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from fairjudge._util._json import dumps
 from fairjudge.report._plots import (
     plot_estimates_vs_truth,
     plot_recall_vs_budget,
@@ -86,19 +85,6 @@ def render_topk_summary(tables: dict) -> str:
     return "\n\n".join(parts)
 
 
-def _finite(value):
-    """JSON-safe copy: NaN and infinities become null (they are not valid JSON)."""
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) if np.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 def write_topk_report(results: dict, config, out_dir, *,
                       summary) -> tuple[str, list[Path]]:
     """Write CSV/JSON data, the text report and the PNG figures into ``out_dir``.
@@ -138,8 +124,7 @@ def write_topk_report(results: dict, config, out_dir, *,
         "recall": summary.recall_records.to_dict(orient="records"),
         "full_data": summary.full_data_records.to_dict(orient="records"),
     }
-    (out / "summary.json").write_text(json.dumps(_finite(report), indent=2) + "\n",
-                                      encoding="utf-8")
+    (out / "summary.json").write_text(dumps(report) + "\n", encoding="utf-8")
     written.append(out / "summary.json")
     written.append(plot_recall_vs_budget(summary.recall, out / "fig3_recall_vs_budget.png"))
     written.append(plot_estimates_vs_truth(results["estimates"], config.k,

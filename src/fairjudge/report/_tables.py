@@ -58,7 +58,8 @@ def format_tests(tests: pd.DataFrame) -> pd.DataFrame:
     out["mean_difference"] = out["mean_difference"].map(lambda v: f"{v:+.3f}")
     out["t"] = out["t"].map(lambda v: f"{v:.2f}")
     out["p_value"] = out["p_value"].map(format_p)
-    return out.set_index(["comparison", "budget"]).drop(columns="model")
+    return out.set_index(["comparison", "budget"]).drop(columns=["model", "difference"],
+                                                        errors="ignore")
 
 
 def format_full_data_table(full_data: pd.DataFrame) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import numpy as np
 from scipy import stats
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval
 
 
@@ -21,6 +22,11 @@ class PairedTTest:
     p_value: float
     n: int
     interval: Interval
+
+    def as_estimate(self) -> Estimate:
+        """The mean difference with its t interval, in the shared result shape."""
+        return Estimate(self.mean_difference, self.interval.low, self.interval.high, self.n,
+                        self.interval.level, "paired t-test")
 
 
 def paired_t_test(x, y, *, level: float = 0.95, alternative: str = "two-sided") -> PairedTTest:
@@ -58,6 +64,9 @@ def paired_t_test(x, y, *, level: float = 0.95, alternative: str = "two-sided") 
     n = d.size
     mean = float(d.mean())
     se = float(d.std(ddof=1) / np.sqrt(n))
+    # Identical differences up to rounding (0.1 + 0.2 - 0.3 ...): the test is undefined.
+    if np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):
+        se = 0.0
     if se == 0.0:
         statistic = 0.0 if mean == 0 else float(np.sign(mean) * np.inf)
         if alternative == "two-sided":
