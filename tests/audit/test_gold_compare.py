@@ -131,3 +131,19 @@ def test_compare_cli_json(tmp_path, capsys):
     assert 0 <= configs["S8"]["kappa"]["estimate"] <= 1
     html = (tmp_path / "r.html").read_text()
     assert "Table 4" in html and "<table" in html
+
+
+def test_gold_matched_by_pair_id_must_name_the_same_items(tmp_path):
+    gold = load_gold(write_jsonl(tmp_path / "gold_bad.jsonl", [
+        {"pair_id": "p1", "item_a": "x1", "item_b": "y1", "winner": "a"},
+        {"pair_id": "p2", "item_a": "x9", "item_b": "y9", "winner": "b"}]))
+    verdicts = load_verdicts(write_jsonl(tmp_path / "v.jsonl", [
+        {"pair_id": "p1", "item_a": "y1", "item_b": "x1", "winner": "b"},
+        {"pair_id": "p2", "item_a": "x2", "item_b": "y2", "winner": "a"}]))
+    with pytest.raises(FairjudgeInputError,
+                       match=r"v.jsonl line 2: pair 'p2' compares \('x2', 'y2'\) but "
+                             r"gold_bad.jsonl labels it as a comparison of \('x9', 'y9'\)"):
+        gold_choice(verdicts, gold)
+    good = load_verdicts(write_jsonl(tmp_path / "v1.jsonl", [
+        {"pair_id": "p1", "item_a": "y1", "item_b": "x1", "winner": "b"}]))
+    assert gold_choice(good, gold).tolist() == ["b"]  # x1 is better; shown second

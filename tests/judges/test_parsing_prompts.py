@@ -82,3 +82,15 @@ def test_template_file_errors(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(FairjudgeInputError, match=message):
         load_templates(path)
+
+
+@pytest.mark.parametrize("reply, reason", [
+    ('{"score": NaN}', "not a finite number"), ('{"score": Infinity}', "not a finite number"),
+    ('{"score": true}', "is not a number"), ('{"score": 1e400}', "not a finite number"),
+    ("Score: 7", "not an integer from 1 to 5"), ("Score: 2\nScore: 4", "contradictory")])
+def test_likert_parser_never_crashes_on_odd_scores(reply, reason):
+    from fairjudge.judges import Completion, LikertParser
+
+    score, detail = LikertParser().parse(Completion(reply))
+    assert score is None and reason in detail
+    assert LikertParser().parse(Completion('{"rating": 4}')) == (4, "")

@@ -130,3 +130,19 @@ def test_rank_fits_arena_style_control_from_battle_columns():
     assert result.diagnostics["per_verdict_covariates"] == ["length"]
     order = np.argsort(-theta)[:3]  # true ranks 3 and 4 are 0.28 logits apart, s.e. ~0.05
     assert set(result.topk) == {models[i] for i in order}
+
+
+def test_the_naive_model_ignores_per_verdict_covariates_and_swap_majority_says_so():
+    from fairjudge._util._warnings import FairjudgeWarning
+    from fairjudge.models import bt_pairwise, swap_majority_bt
+
+    theta, first, second, score, la, lb = arena_battles(1, n_battles=800)
+    with_cov = Comparisons(first, second, score, np.ones(first.size),
+                           np.zeros(first.size, np.int64), tuple(map(str, range(theta.size))),
+                           ("judge",), (la - lb)[:, None], ("length",))
+    plain = with_cov.without_covariates()
+    naive = bt_pairwise(with_cov)
+    assert naive.bias == () and naive.covariate_names == ()
+    np.testing.assert_allclose(naive.scores, bt_pairwise(plain).scores)
+    with pytest.warns(FairjudgeWarning, match="ignores the per-verdict covariates length"):
+        swap_majority_bt(with_cov)

@@ -27,7 +27,7 @@ class Registry(Generic[T]):
     """
 
     def __init__(self, kind: str, argument: str, entry_type: type, *,
-                 error: type[Exception] = ValueError) -> None:
+                 error: type[Exception] = FairjudgeInputError) -> None:
         self.kind, self.argument, self.entry_type, self.error = kind, argument, entry_type, error
         self._entries: dict[str, T] = {}
         #: Read-only, live view of the entries by name, in registration order.

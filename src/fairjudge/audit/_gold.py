@@ -101,6 +101,19 @@ def gold_choice(verdicts: pd.DataFrame, gold: pd.DataFrame) -> pd.Series:
             f"{_where(verdicts, bad)}: pair ({verdicts['item_a'].iloc[bad]!r}, "
             f"{verdicts['item_b'].iloc[bad]!r}) has no gold label in "
             f"{gold.attrs.get('source', 'the gold table')}")
+    if vkeys_by_id is not None:
+        # Matched by pair id: the gold row must name the verdict's own two items.
+        items = pd.Series(list(zip(gold["item_a"], gold["item_b"])), index=gkeys.to_numpy())
+        gold_items = items.reindex(vkeys.to_numpy())
+        same = np.array([{a, b} == set(g) for a, b, g in
+                         zip(verdicts["item_a"], verdicts["item_b"], gold_items)], dtype=bool)
+        bad = _first_bad(~same)
+        if bad is not None:
+            raise FairjudgeInputError(
+                f"{_where(verdicts, bad)}: pair {vkeys.iloc[bad]!r} compares "
+                f"({verdicts['item_a'].iloc[bad]!r}, {verdicts['item_b'].iloc[bad]!r}) but "
+                f"{gold.attrs.get('source', 'the gold table')} labels it as a comparison of "
+                f"{tuple(gold_items.iloc[bad])!r}; one pair id must name one pair")
     best = better.reindex(vkeys.to_numpy()).to_numpy()
     choice = np.where(best == "", "tie",
                       np.where(best == verdicts["item_a"].to_numpy(), "a", "b"))

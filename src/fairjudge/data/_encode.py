@@ -147,6 +147,13 @@ class Comparisons:
                            self.weight[mask], self.judge[mask], self.item_ids, self.judges,
                            self.covariate_diff[mask], self.covariate_names)
 
+    def without_covariates(self) -> "Comparisons":
+        """The same verdicts without per-verdict covariates."""
+        if not self.covariate_names:
+            return self
+        return Comparisons(self.first, self.second, self.first_score, self.weight, self.judge,
+                           self.item_ids, self.judges)
+
     def concat(self, other: "Comparisons") -> "Comparisons":
         """These comparisons followed by ``other`` (same items, judges and covariates)."""
         if (other.item_ids != self.item_ids or other.judges != self.judges

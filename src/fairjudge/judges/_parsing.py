@@ -304,10 +304,14 @@ class LikertParser:
             found.append(body)
         values = set()
         for value in found:
+            if isinstance(value, bool):
+                return None, f"score {value!r} is not a number"
             try:
                 number = float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 return None, f"score {value!r} is not a number"
+            if not math.isfinite(number):
+                return None, f"score {value!r} is not a finite number"
             values.add(number)
         if not values:
             return None, "no score found"

@@ -161,6 +161,7 @@ class RunReport:
     failed_attempts_billed: int = 0
     usage_estimated: int = 0
     answered_elsewhere: int = 0
+    legacy_adopted: int = 0
     unpriced: int = 0
     cost_reported: float = 0.0
     cost_estimated: float = 0.0
@@ -191,6 +192,10 @@ class RunReport:
                  f"{self.attempts} requests sent ({self.retries} retries, "
                  f"{self.failed_attempts_billed} failed attempts possibly billed)",
                  f"{self.failed} failed"]
+        if self.legacy_adopted:
+            parts.append(f"{self.legacy_adopted} answers recorded by an older fairjudge (before "
+                         "endpoints entered the cache key) were served for this endpoint and "
+                         "are bound to it now")
         if self.answered_elsewhere:
             parts.append(f"{self.answered_elsewhere} answered by another process sharing the "
                          "cache")
@@ -290,8 +295,10 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     answers: dict[str, CallResult] = {}
     if cache is not None and backend.cacheable:
         legacy = {k: legacy_cache_key(identity, requests[i]) for k, i in first_index.items()}
+        adopted_before = cache.adopted
         hits = cache.get_many(first_index, legacy_keys=legacy,
                               endpoint=identity.get("endpoint"))
+        report.legacy_adopted += cache.adopted - adopted_before
         answers.update({k: CallResult(k, c, cached=True) for k, c in hits.items()})
         report.cache_hits += len(answers)
     pending = [k for k in first_index if k not in answers]

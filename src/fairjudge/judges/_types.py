@@ -56,7 +56,6 @@ class JudgeRequest:
 
     ``messages`` are fully rendered; ``template`` and ``template_version`` name the prompt
     that produced them; ``sample`` distinguishes deliberate repeats of an identical call.
-    ``labels`` maps answer labels shown to the judge to outcomes (``{"A": Outcome.A, ...}``).
     ``metadata`` carries ids for replay and bookkeeping; it never enters the cache key.
     ``kind`` is ``"verdict"`` for a pairwise judgement or ``"generate"`` for free text
     (e.g. a reference answer).
@@ -97,7 +96,7 @@ class Usage:
 class Completion:
     """What a backend returns for one request: raw material, not yet a verdict.
 
-    The cache stores completions; parsers (:mod:`fairjudge.judges._parsers`) turn them into
+    The cache stores completions; parsers (:mod:`fairjudge.judges._parsing`) turn them into
     verdicts, scores or objects afterwards, so a parser fix never needs a paid call.
 
     Attributes

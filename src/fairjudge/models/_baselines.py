@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 
-from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import TIE_SCORE
 from fairjudge.models._bt import (
@@ -51,6 +52,10 @@ def swap_majority_bt(comparisons: Comparisons, *, prior_precision: float = 1.0,
     (verbosity) bias.
     """
     _check_common(comparisons, prior_precision)
+    if comparisons.covariate_names:
+        warnings.warn(f"the swap-majority baseline corrects position only; it ignores the "
+                      f"per-verdict covariates {', '.join(comparisons.covariate_names)} (use "
+                      "the bias-aware model to correct them)", FairjudgeWarning, stacklevel=2)
     fit = bt_pairwise(swap_majority_comparisons(comparisons), prior_precision=prior_precision,
                       check_graph=check_graph)
     return replace(fit, model="swap-majority", judges=comparisons.judges)

@@ -302,6 +302,8 @@ def bt_pairwise(comparisons: Comparisons, *, prior_precision: float = 1.0, init=
     [0, 1, 2]
     """
     _check_common(comparisons, prior_precision)
+    # Naive means no bias terms at all: per-verdict covariates are ignored too.
+    comparisons = comparisons.without_covariates()
     x, names, scale = standardise_covariates(None, None, comparisons.n_items)
     return fit_penalised_bt(comparisons, x, names, scale, model="naive", position=False,
                             prior_precision=prior_precision, bias_prior_precision=1.0,

@@ -14,8 +14,8 @@ A loader turns a dataset's files into a :class:`RecordedBenchmark`, whose tables
 
 A judge output that could not be parsed is kept as a row with ``winner`` ``<NA>`` and
 ``outcome_detail`` ``"invalid"``: it is part of what the judge did (null rates are a bias
-statistic), but it is never mapped to a side. Drop those rows before
-:func:`~fairjudge.data.validate_verdicts`.
+statistic), but it is never mapped to a side; :func:`~fairjudge.data.validate_verdicts`
+accepts these rows as they are.
 """
 
 from __future__ import annotations
