@@ -169,3 +169,44 @@ def test_internal_errors_are_reported_as_bugs_not_usage_errors(tmp_path, pairs_f
                         tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite"], capsys)
     assert code == 1
     assert "Traceback" in err and "this is a bug in fairjudge" in err
+
+
+def test_judge_writes_per_side_features_that_audit_reads(tmp_path, pairs_file, capsys):
+    """Answers given inline have no item table: `judge` records each side's length and
+    markdown, and `audit` measures length bias from them."""
+    out = tmp_path / "v.jsonl"
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--strategy", "S1",
+                        "--sim-bias", "3", "--out", out, "--cache", tmp_path / "c.sqlite",
+                        "--no-progress"], capsys)
+    assert code == 0, err
+    calls = pd.read_json(out, lines=True)
+    brief = calls["item_a"].str.endswith(":a")  # the pair's a is "brief": 1 word
+    assert (calls.loc[brief, "length_a"] == 1).all() and (calls.loc[~brief, "length_b"] == 1).all()
+    code, out_json, err = run(["audit", out, "--json"], capsys)
+    assert code == 0, err
+    length = json.loads(out_json)["simulated:biased-judge"]["length_bias"]
+    assert length is not None and length["estimate"] > 0  # a judge paid per 100 words
+
+
+def test_a_missing_repeat_sample_makes_the_run_incomplete(tmp_path, pairs_file, capsys,
+                                                          monkeypatch):
+    """Every requested call counts, repeats included: a pair whose sample 1 failed is
+    incomplete (exit 1) even though its sample 0 was judged."""
+    pytest.importorskip("aiohttp", reason="the openai backend needs aiohttp")
+    from fairjudge.judges.testing import FakeProviderServer, FaultPlan
+
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    with FakeProviderServer(seed=1) as server:
+        code, _, err = run(["judge", pairs_file, "--backend", "openai", "--judge-model", "m",
+                            "--base-url", server.base_url, "--api-key-env", "TEST_KEY",
+                            "--out", tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite",
+                            "--no-progress", "--max-retries", "0"], capsys)
+        assert code == 0, err
+        server.faults = FaultPlan(rate_500=1.0)  # every new call fails from now on
+        code, _, err = run(["judge", pairs_file, "--backend", "openai", "--judge-model", "m",
+                            "--base-url", server.base_url, "--api-key-env", "TEST_KEY",
+                            "--samples", "2", "--out", tmp_path / "v2.jsonl", "--cache",
+                            tmp_path / "c.sqlite", "--no-progress", "--max-retries", "0"],
+                           capsys)
+    assert code == 1
+    assert "error: 30 of 30 pairs are incomplete" in err

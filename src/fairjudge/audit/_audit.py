@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fairjudge.audit._covariates import CovariateBias, covariate_bias
+from fairjudge.audit._covariates import CovariateBias, covariate_bias, has_verdict_features
 from fairjudge.audit._position import (
     consistency_by_gap,
     first_position_rate,
@@ -118,11 +118,13 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
         }
         if gold is not None:
             audit["accuracy"] = gold_accuracy(v, gold, **kwargs)
+        with_items = items is not None and ("text" in items.columns
+                                            or "length" in items.columns)
+        if with_items or has_verdict_features(v):
+            cov = covariate_bias(v, items if with_items else None, gold, **kwargs)
+            audit.update(covariates=cov, length_bias=cov.length_bias,
+                         markdown_bias=cov.markdown_bias)
         if items is not None:
-            if "text" in items.columns or "length" in items.columns:
-                cov = covariate_bias(v, items, gold, **kwargs)
-                audit.update(covariates=cov, length_bias=cov.length_bias,
-                             markdown_bias=cov.markdown_bias)
             if "source" in items.columns:
                 audit["self_preference"] = self_preference(v, items, judge=judge,
                                                            families=families, gold=gold,

@@ -41,6 +41,53 @@ def item_features(items: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def has_verdict_features(verdicts: pd.DataFrame) -> bool:
+    """Whether the verdicts carry per-side length columns (``length_a``, ``length_b``), as
+    ``fairjudge judge`` writes them."""
+    return {"length_a", "length_b"} <= set(verdicts.columns)
+
+
+def side_features(verdicts: pd.DataFrame, items: pd.DataFrame | None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Length and markdown of the first- and second-shown answer of each verdict (rows in
+    the verdicts' order): from the item table when given, else from the verdicts' own
+    per-side columns (``length_a``/``length_b``, ``markdown_a``/``markdown_b``, ...).
+
+    Raises
+    ------
+    FairjudgeInputError
+        If a verdict names an item the table lacks, or neither source is available.
+    """
+    if items is None:
+        if not has_verdict_features(verdicts):
+            raise FairjudgeInputError(
+                f"{verdicts.attrs.get('source', 'verdicts')}: covariate bias needs an item "
+                "table with texts or features, or per-side columns length_a and length_b")
+        sides = []
+        for side in ("a", "b"):
+            columns = {c: f"{c}_{side}" for c in ("length", "markdown", *MARKDOWN_FEATURES)
+                       if f"{c}_{side}" in verdicts.columns}
+            frame = pd.DataFrame({c: pd.to_numeric(verdicts[col], errors="coerce").to_numpy(
+                dtype=float) for c, col in columns.items()})
+            if "markdown" not in frame.columns:
+                present = [c for c in MARKDOWN_FEATURES if c in frame.columns]
+                frame["markdown"] = frame[present].sum(axis=1) if present else 0.0
+            sides.append(frame)
+        return sides[0], sides[1]
+    features = item_features(items)
+    for field in ("item_a", "item_b"):
+        missing = ~verdicts[field].isin(features.index).to_numpy()
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise FairjudgeInputError(
+                f"{_where(verdicts, row)}: field `{field}` names item "
+                f"{verdicts[field].iloc[row]!r}, which is not in "
+                f"{items.attrs.get('source', 'the item table')}; covariate bias needs every "
+                "judged item's text or features")
+    return (features.reindex(verdicts["item_a"]).reset_index(drop=True),
+            features.reindex(verdicts["item_b"]).reset_index(drop=True))
+
+
 @dataclass(frozen=True)
 class CovariateBias:
     """Judge preference for presentation features, with and without gold as a regressor.
@@ -103,25 +150,16 @@ def covariate_bias(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFra
     ----------
     verdicts : pandas.DataFrame
         One judge's verdicts (``item_a`` shown first).
-    items : pandas.DataFrame
-        Indexed by item id, with ``text`` or feature columns.
+    items : pandas.DataFrame or None
+        Indexed by item id, with ``text`` or feature columns; without it the verdicts' own
+        per-side columns (``length_a``, ``length_b``, ``markdown_a``, ...) are used.
     gold : pandas.DataFrame, optional
         Gold labels (see :func:`fairjudge.audit.load_gold`).
     """
     from fairjudge.stats._logistic import logistic_regression
 
-    features = item_features(items)
     valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
-    for field in ("item_a", "item_b"):
-        missing = ~valid[field].isin(features.index).to_numpy()
-        if missing.any():
-            row = int(np.flatnonzero(missing)[0])
-            raise FairjudgeInputError(
-                f"{_where(valid, row)}: field `{field}` names item {valid[field].iloc[row]!r}, "
-                f"which is not in {items.attrs.get('source', 'the item table')}; covariate bias "
-                "needs every judged item's text or features")
-    fa = features.reindex(valid["item_a"]).reset_index(drop=True)
-    fb = features.reindex(valid["item_b"]).reset_index(drop=True)
+    fa, fb = side_features(valid, items)
     y = valid["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy(dtype=float)
     design = {"first_slot": np.ones(len(valid)),
               "length": _log_ratio(fa["length"], fb["length"]),

@@ -475,6 +475,7 @@ class FakeProviderServer:
         self.prices = None if prices is None else (float(prices[0]), float(prices[1]))
         self._billed = 0.0
         self._billed_calls = 0
+        self._billed_keys: dict[str, int] = {}
         self._seed = seed
         self._requested_port = port
         self._lock = threading.Lock()
@@ -534,9 +535,16 @@ class FakeProviderServer:
         with self._lock:
             return self._billed_calls
 
-    def _bill(self, prompt: str, output_tokens: int) -> None:
+    @property
+    def billed_counts(self) -> dict[str, int]:
+        """Call key -> times it was billed (reached generation)."""
+        with self._lock:
+            return dict(self._billed_keys)
+
+    def _bill(self, prompt: str, output_tokens: int, key: str) -> None:
         with self._lock:
             self._billed_calls += 1
+            self._billed_keys[key] = self._billed_keys.get(key, 0) + 1
             if self.prices is not None:
                 self._billed += (_n_tokens(prompt) * self.prices[0]
                                  + output_tokens * self.prices[1]) / 1e6
@@ -747,7 +755,7 @@ class FakeProviderServer:
         if fault == "drop":
             # The model ran; the connection died on the way back: billed, never read.
             payload, _ = self._openai_payload(body, key, attempt)
-            self._bill(_prompt_of(body["messages"]), self._billed_output(payload, body))
+            self._bill(_prompt_of(body["messages"]), self._billed_output(payload, body), key)
             return self._drop(request)
         if fault == "429":
             retry = self.faults.retry_after
@@ -766,7 +774,7 @@ class FakeProviderServer:
             await asyncio.sleep(self.faults.slow_seconds)
 
         payload, verdict = self._openai_payload(body, key, attempt)
-        self._bill(_prompt_of(body["messages"]), self._billed_output(payload, body))
+        self._bill(_prompt_of(body["messages"]), self._billed_output(payload, body), key)
         if fault == "malformed":
             return web.Response(body=_truncated(payload), content_type="application/json",
                                 headers=marker)
@@ -880,7 +888,7 @@ class FakeProviderServer:
         prompt = _prompt_of(body["messages"], body.get("system"))
         if fault == "drop":
             reply = self._judge.reply(prompt, key, 0.0)
-            self._bill(prompt, min(_n_tokens(reply.text), body["max_tokens"]))
+            self._bill(prompt, min(_n_tokens(reply.text), body["max_tokens"]), key)
             return self._drop(request)
         if fault == "429":
             headers = {"Retry-After": format(self.faults.retry_after, "g"), **marker}
@@ -896,7 +904,7 @@ class FakeProviderServer:
 
         reply = self._judge.reply(prompt, key, 0.0)  # no temperature: treated as greedy
         input_tokens, output_tokens = _n_tokens(prompt), _n_tokens(reply.text)
-        self._bill(prompt, min(output_tokens, body["max_tokens"]))
+        self._bill(prompt, min(output_tokens, body["max_tokens"]), key)
         payload = {
             "id": "msg_" + hashlib.sha256(f"{key}:{attempt}".encode()).hexdigest()[:24],
             "type": "message",

@@ -10,18 +10,14 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._features import text_features
 from fairjudge.data._schema import Outcome
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
-from fairjudge.judges._parsing import (
-    VERDICT_PARSER,
-    VerdictParser,
-    parse_rubric_scores,
-    parse_verdicts,
-)
+from fairjudge.judges._parsing import RUBRIC_PARSER, VERDICT_PARSER, VerdictParser, parse_verdicts
 from fairjudge.judges._prompts import load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
-from fairjudge.judges._types import GenerationSettings, JudgeRequest
+from fairjudge.judges._types import Completion, GenerationSettings, JudgeRequest
 from fairjudge.strategies._strategies import Strategy, get_strategy, to_pair_frame
 
 _WINNER = {Outcome.A: "a", Outcome.B: "b", Outcome.TIE: "tie"}
@@ -106,7 +102,9 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
         execute_requests(backend, [p[2] for p in plan], cache=cache, options=options,
                          report=report)
         for backend, plan in zip(backends, planned)])
-    call_rows, by_pair, pair_cost = [], {}, {}
+    call_rows, by_pair, pair_cost, missing = [], {}, {}, set()
+    features = _side_features(pairs)
+    rubric = "{{rubric}}" in prompt.user
     for backend, plan, results in zip(backends, planned, result_lists):
         price = (options.prices or {}).get(backend.model)
         verdicts = parse_verdicts(results, parser)
@@ -116,7 +114,9 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
             if call.sample == 0:  # further samples measure stability; they do not vote
                 by_pair.setdefault(row.id, []).append((call, verdict, backend))
             if verdict is None:
+                missing.add(row.id)  # a requested call without an answer
                 continue
+            shown_a, shown_b = request.metadata["answer_a"], request.metadata["answer_b"]
             probs = verdict.probabilities or {}
             cost = price.cost(verdict.usage) if price else np.nan
             pair_cost[row.id] = pair_cost.get(row.id, 0.0) + cost
@@ -134,13 +134,18 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
                 "latency": verdict.latency, "cached": verdict.cached,
                 "p_a": probs.get("A", np.nan), "p_b": probs.get("B", np.nan),
                 "p_tie": probs.get("tie", np.nan),
-                "scores": _scores_json(verdict.raw) if "rubric" in prompt.user.lower() else None,
-                "raw": verdict.raw, "detail": verdict.detail, "parser": verdict.parser})
+                "scores": _scores_json(verdict.raw) if rubric else None,
+                "length_a": features[shown_a][0], "length_b": features[shown_b][0],
+                "markdown_a": features[shown_a][1], "markdown_b": features[shown_b][1],
+                "raw": verdict.raw, "detail": verdict.detail,
+                "parser": f"{verdict.parser}+{RUBRIC_PARSER.label}" if rubric
+                else verdict.parser})
     aggregate_rows, incomplete = [], []
     for row in pairs.itertuples(index=False):
         results = by_pair.get(row.id, [])
+        if not results or row.id in missing:
+            incomplete.append(row.id)  # some requested call (any sample) has no answer
         if not results or any(v is None for _, v, _ in results):
-            incomplete.append(row.id)
             continue
         outcome = strategy.aggregate([to_pair_frame(v.outcome, c.order) for c, v, _ in results])
         aggregate_rows.append({
@@ -158,7 +163,8 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
 _CALL_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
                  "strategy", "order", "temperature", "sample", "template", "template_version",
                  "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
-                 "p_tie", "scores", "raw", "detail", "parser"]
+                 "p_tie", "scores", "length_a", "length_b", "markdown_a", "markdown_b", "raw",
+                 "detail", "parser"]
 _REFERENCE_COLUMNS = ["question", "judge", "template", "template_version", "reference", "ok",
                       "detail", "input_tokens", "output_tokens", "cost", "cached"]
 _AGGREGATE_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
@@ -167,8 +173,17 @@ _AGGREGATE_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "o
 
 def _scores_json(raw: str) -> str | None:
     """The rubric's per-criterion scores (S4, S7, S8) as compact JSON, when the reply has them."""
-    scores = parse_rubric_scores(raw)
+    scores = RUBRIC_PARSER.parse(Completion(raw))
     return None if scores is None else json.dumps(scores, sort_keys=True)
+
+
+def _side_features(pairs: pd.DataFrame) -> dict:
+    """Word count and markdown markers of every answer text (computed once per text): the
+    per-side covariates a verdict table carries as ``length_a``, ``markdown_a``, ..."""
+    texts = pd.unique(pd.concat([pairs["text_a"], pairs["text_b"]], ignore_index=True))
+    table = text_features(pd.Series(texts, dtype=object))
+    return {text: (int(length), int(markdown)) for text, length, markdown in
+            zip(texts, table["length"], table["markdown"])}
 
 
 async def _references(pairs, strategy: Strategy, backend, templates, cache, options, settings,
