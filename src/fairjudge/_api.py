@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._errors import RunIncomplete, SpendCapReached
 from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputError
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
@@ -491,8 +492,11 @@ def _select_live(items, ids, x, names, backend, *, k, budget, rule, model, refit
                            progress=progress)
     posterior = result.posterior
     if posterior.fit is None:
-        raise FairjudgeInputError(f"no usable verdict was collected ({result.stopped}; "
-                                  f"{result.report.summary()})")
+        error = SpendCapReached if result.stopped == "spend cap" else RunIncomplete
+        reasons = "; ".join(result.report.errors[:3])
+        raise error(f"no usable verdict was collected (stopped: {result.stopped}; "
+                    f"{result.report.summary()})" + (f"; first errors: {reasons}"
+                                                    if reasons else ""))
     queried = result.calls.copy()
     queried.insert(0, "step", np.arange(1, len(queried) + 1))
     queried.attrs["rule"] = rule

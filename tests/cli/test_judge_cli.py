@@ -210,3 +210,25 @@ def test_a_missing_repeat_sample_makes_the_run_incomplete(tmp_path, pairs_file, 
                            capsys)
     assert code == 1
     assert "error: 30 of 30 pairs are incomplete" in err
+
+
+@pytest.mark.parametrize("command", ["audit", "select"])
+def test_live_workflows_with_every_call_failing_exit_1_not_2(tmp_path, pairs_file, capsys,
+                                                             monkeypatch, command):
+    pytest.importorskip("aiohttp", reason="the openai backend needs aiohttp")
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    judge = ["--backend", "openai", "--judge-model", "m", "--base-url", "http://127.0.0.1:9/v1",
+             "--api-key-env", "TEST_KEY", "--max-retries", "0", "--cache",
+             tmp_path / "c.sqlite", "--no-progress"]
+    if command == "audit":
+        argv = ["audit", "--pairs", pairs_file, *judge]
+        expected = "the audit got no verdict from the judge"
+    else:
+        items = tmp_path / "items.jsonl"
+        items.write_text("".join(json.dumps({"id": f"i{i}", "text": "word " * (i + 1)}) + "\n"
+                                 for i in range(5)))
+        argv = ["select", items, "--question", "Q?", "--k", "2", "--budget", "4", *judge]
+        expected = "no usable verdict was collected (stopped: failures"
+    code, _, err = run(argv, capsys)
+    assert code == 1, err
+    assert expected in err and "could not connect" in err and "Traceback" not in err

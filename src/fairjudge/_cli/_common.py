@@ -23,7 +23,7 @@ def run_guarded(command: click.Command, argv) -> int:
     an internal bug: its traceback is printed with a bug-report hint (exit 1), never
     disguised as a usage error.
     """
-    from fairjudge._util._errors import JudgeBackendError
+    from fairjudge._util._errors import JudgeBackendError, RunIncomplete, SpendCapReached
     from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
 
     def show_warning(message, category, filename, lineno, file=None, line=None):
@@ -50,7 +50,10 @@ def run_guarded(command: click.Command, argv) -> int:
             raise  # a broken installation, not a missing optional extra
         click.echo(f"error: {err}", err=True)
         return ExitCode.USAGE
-    except JudgeBackendError as err:
+    except SpendCapReached as err:
+        click.echo(f"error: {err}", err=True)
+        return ExitCode.SPEND_CAP
+    except (JudgeBackendError, RunIncomplete) as err:
         click.echo(f"error: {err}", err=True)
         return ExitCode.INCOMPLETE
     except sqlite3.Error as err:
@@ -64,6 +67,28 @@ def run_guarded(command: click.Command, argv) -> int:
         click.echo(f"\nerror: {BUG_REPORT}", err=True)
         return ExitCode.INCOMPLETE
     return int(result) if isinstance(result, int) else ExitCode.OK
+
+
+def incomplete_exit(report, incomplete, what: str = "pairs", total: int | None = None) -> int:
+    """The exit code of a run that may be incomplete, with its errors and missing units on
+    stderr: 0 when complete, 3 when the spend cap stopped it, 1 otherwise."""
+    if report is None or not incomplete:
+        return ExitCode.OK
+    for error in report.errors[:5]:
+        click.echo(f"error: {error}", err=True)
+    if len(report.errors) > 5:
+        click.echo(f"... and {len(report.errors) - 5} more errors", err=True)
+    shown = ", ".join(map(str, incomplete[:10]))
+    more = f" and {len(incomplete) - 10} more" if len(incomplete) > 10 else ""
+    count = f"{len(incomplete)} of {total}" if total is not None else str(len(incomplete))
+    if report.stopped_by_cap:
+        click.echo(f"error: the spend cap stopped the run; {count} {what} are "
+                   f"incomplete ({shown}{more}). The cap limits what one run spends: raise "
+                   "--max-cost and rerun (answers already paid come from the cache)", err=True)
+        return ExitCode.SPEND_CAP
+    click.echo(f"error: {count} {what} are incomplete ({shown}{more}); rerun the "
+               "same command to retry them (completed calls come from the cache)", err=True)
+    return ExitCode.INCOMPLETE
 
 
 def echo_json(payload: dict) -> None:

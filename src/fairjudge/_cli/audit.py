@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import echo_json
+from fairjudge._cli._common import echo_json, incomplete_exit
 from fairjudge._cli._options import (
     build_backends,
     build_run_options,
@@ -114,3 +114,4 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
         click.echo(render_audits(run.audits, scores))
         if html_path:
             click.echo(f"\nHTML report written to {html_path}")
+    return incomplete_exit(run.report, run.incomplete, "pairs or probes")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import echo_json
+from fairjudge._cli._common import echo_json, incomplete_exit
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
     build_backends,
@@ -125,17 +125,12 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
         click.echo(report.summary(), err=True)
         click.echo(f"cache: {cache_path}", err=True)
         click.echo(f"wrote {', '.join(written)}", err=True)
+    if result.incomplete:
+        return incomplete_exit(report, result.incomplete, "pairs", total=len(table))
     for error in report.errors[:5]:
         click.echo(f"error: {error}", err=True)
-    if len(report.errors) > 5:
-        click.echo(f"... and {len(report.errors) - 5} more errors", err=True)
-    if result.incomplete:
-        shown = ", ".join(map(str, result.incomplete[:10]))
-        more = f" and {len(result.incomplete) - 10} more" if len(result.incomplete) > 10 else ""
-        reason = ("the spend cap was reached; raise --max-cost and rerun"
-                  if report.stopped_by_cap else "rerun the same command to retry them")
-        click.echo(f"error: {len(result.incomplete)} of {len(table)} pairs are incomplete "
-                   f"({shown}{more}); {reason} (completed calls come from the cache)",
-                   err=True)
-        return ExitCode.SPEND_CAP if report.stopped_by_cap else ExitCode.INCOMPLETE
+    if len(result.calls) and (result.calls["outcome_detail"] == "invalid").all():
+        click.echo("error: every judge output was unparseable (outcome_detail invalid; the "
+                   "`detail` column says why): no usable verdict", err=True)
+        return ExitCode.INCOMPLETE
     return ExitCode.OK

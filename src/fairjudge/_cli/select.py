@@ -93,8 +93,10 @@ def select(items, oracle, k, budget, rule, model, covariates, question, batch_si
                    "--max-cost and rerun to continue from the cache", err=True)
         return ExitCode.SPEND_CAP
     if result.stopped == "failures":
-        click.echo("error: judge calls failed before the budget was spent (see above); rerun "
-                   "to retry", err=True)
+        for error in result.report.errors[:5]:
+            click.echo(f"error: {error}", err=True)
+        click.echo("error: judge calls failed before the budget was spent; rerun to retry "
+                   "(completed calls come from the cache)", err=True)
         return ExitCode.INCOMPLETE
     return ExitCode.OK
 

@@ -31,4 +31,15 @@ class RetryableError(RuntimeError):
         self.maybe_billed = bool(maybe_billed)
 
 
-__all__ = ["JudgeBackendError", "RequestRejected", "RetryableError"]
+class RunIncomplete(RuntimeError):
+    """A workflow could not produce its result because requested calls got no answer (they
+    failed after their retries); what was paid is cached and a rerun resumes."""
+
+
+class SpendCapReached(RunIncomplete):
+    """The spend cap stopped a workflow before it had what it needed; raise the cap and
+    rerun to resume from the cache."""
+
+
+__all__ = ["JudgeBackendError", "RequestRejected", "RetryableError", "RunIncomplete",
+           "SpendCapReached"]

@@ -42,8 +42,9 @@ class LiveResult:
     calls : pandas.DataFrame
         One row per judge call made (cached or fresh), as a verdict table: ``pair_id``,
         ``item_a`` (shown first), ``item_b``, ``winner``, ``outcome_detail``, ``judge``,
-        ``order``, ``sample``, ``cost``, ``cached``, ``acquisition_score``, ``raw``,
-        ``parser``.
+        ``order``, ``sample``, ``strategy``, ``cost`` (what the call cost when it was paid;
+        ``cached`` says whether it was paid in this run), ``cached``, ``acquisition_score``,
+        ``raw``, ``parser``.
     report : RunReport
         Calls, cache hits, retries, failures and money spent.
     stopped : str
@@ -130,7 +131,7 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
 
 
 CALL_COLUMNS = ["pair_id", "item_a", "item_b", "winner", "outcome_detail", "judge", "order",
-                "sample", "cost", "cached", "acquisition_score", "raw", "parser"]
+                "sample", "strategy", "cost", "cached", "acquisition_score", "raw", "parser"]
 _WINNER = {Outcome.A: "a", Outcome.B: "b", Outcome.TIE: "tie"}
 _DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.INVALID: "invalid",
            Outcome.ABSTAIN: "abstain"}
@@ -143,8 +144,8 @@ def _call_row(ranker, proposal, verdict, judge, price) -> dict:
             "winner": _WINNER.get(verdict.outcome),
             "outcome_detail": _DETAIL[verdict.outcome], "judge": judge,
             "order": "ab" if proposal.first < proposal.second else "ba",
-            "sample": proposal.repeat,
-            "cost": 0.0 if verdict.cached else (price.cost(verdict.usage) if price else np.nan),
+            "sample": proposal.repeat, "strategy": "B0",
+            "cost": price.cost(verdict.usage) if price else np.nan,
             "cached": verdict.cached, "acquisition_score": proposal.score, "raw": verdict.raw,
             "parser": verdict.parser}
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from fairjudge._util._errors import RunIncomplete, SpendCapReached
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._audit import JudgeAudit, audit_verdicts
 from fairjudge.audit._self import model_family
@@ -28,12 +29,20 @@ class AuditRun:
         call as shown.
     report : fairjudge.judges.RunReport or None
         Calls, cache hits and money of a live run.
+    incomplete : list of str
+        Pairs and probes of a live run left without every requested call (failed calls, or
+        the spend cap): the metrics describe the rest.
     """
 
     audits: dict
     probe_scores: dict
     calls: pd.DataFrame
     report: object = None
+    incomplete: list = field(default_factory=list)
+
+    @property
+    def stopped_by_cap(self) -> bool:
+        return bool(self.report is not None and self.report.stopped_by_cap)
 
     def probe_table(self) -> pd.DataFrame | None:
         """Every judge's probe scores in one table (a ``judge`` column first), or None."""
@@ -51,6 +60,7 @@ class AuditRun:
             payload["probes"] = {judge: s.to_dict() for judge, s in self.probe_scores.items()}
         if self.report is not None:
             payload["run"] = self.report.as_dict()
+            payload["incomplete"] = list(self.incomplete)
         return payload
 
 
@@ -100,7 +110,7 @@ def audit_judge(*, verdicts=None, backends=None, pairs=None, probes=None, items=
         raise FairjudgeInputError("audit recorded verdicts or live judge backends (one of "
                                   "the two)")
     probe_ids = set() if probes is None else set(probes["id"].astype(str))
-    report = None
+    report, incomplete = None, []
     if verdicts is not None:
         table = load_verdicts(verdicts)
         if probe_ids and not {"pair_id", "order"} <= set(table.columns):
@@ -109,9 +119,10 @@ def audit_judge(*, verdicts=None, backends=None, pairs=None, probes=None, items=
                 "columns, so its verdicts cannot be matched to the probes; judge the probes "
                 "with `fairjudge judge` (which writes them) or drop the probes")
     else:
-        table, report = _judge_live(backends, pairs=pairs, probes=probes, items=items,
-                                    strategy=strategy, pair_strategy=pair_strategy,
-                                    cache=cache, options=options, settings=settings, seed=seed)
+        table, report, incomplete = _judge_live(
+            backends, pairs=pairs, probes=probes, items=items, strategy=strategy,
+            pair_strategy=pair_strategy, cache=cache, options=options, settings=settings,
+            seed=seed)
     is_probe = (table["pair_id"].astype(str).isin(probe_ids).to_numpy()
                 if probe_ids and "pair_id" in table.columns
                 else pd.Series(False, index=table.index).to_numpy())
@@ -125,7 +136,7 @@ def audit_judge(*, verdicts=None, backends=None, pairs=None, probes=None, items=
         probe_scores[str(judge)] = score_probes(
             probes, calls, judge_family=model_family(str(judge), families), level=level,
             n_boot=n_boot, rng=seed)
-    return AuditRun(audits, probe_scores, table, report)
+    return AuditRun(audits, probe_scores, table, report, incomplete)
 
 
 def _judge_live(backends, *, pairs, probes, items, strategy, pair_strategy, cache, options,
@@ -140,11 +151,18 @@ def _judge_live(backends, *, pairs, probes, items, strategy, pair_strategy, cach
     report = RunReport()
     pair_table = None if pairs is None else load_pairs(pairs, items=items)
     probe_pairs = None if probes is None else load_pairs(probes[["id", "question", "a", "b"]])
-    frames = []
+    frames, incomplete = [], []
     for backend in backends:  # each judge is audited on its own
         for table, chosen in ((pair_table, pair_strategy), (probe_pairs, strategy)):
             if table is not None:
-                frames.append(judge_pairs(table, chosen, [backend], cache=cache,
-                                          options=options, settings=settings, seed=seed,
-                                          report=report).calls)
-    return load_verdicts(pd.concat(frames, ignore_index=True)), report
+                result = judge_pairs(table, chosen, [backend], cache=cache, options=options,
+                                     settings=settings, seed=seed, report=report)
+                frames.append(result.calls)
+                incomplete += [str(p) for p in result.incomplete]
+    calls = pd.concat(frames, ignore_index=True)
+    if calls.empty:
+        error = SpendCapReached if report.stopped_by_cap else RunIncomplete
+        reasons = "; ".join(report.errors[:3])
+        raise error(f"the audit got no verdict from the judge ({report.summary()})"
+                    + (f"; first errors: {reasons}" if reasons else ""))
+    return load_verdicts(calls), report, incomplete

@@ -23,7 +23,9 @@ column             required meaning
                             defaults to 0
 ``outcome_detail`` no       ``win``, ``tie``, ``abstain`` or ``invalid``; the last two carry
                             an empty ``winner`` and are kept but never fitted
-``cost``           no       dollars paid for the call (empty when unknown)
+``cost``           no       dollars the call cost when it was paid (priced from its usage;
+                            empty when unknown); a cached row keeps its cost, and
+                            ``cached`` says whether this run paid it
 ``raw``            no       the judge's raw output
 ``<name>_a``,      no       a per-verdict covariate (e.g. ``length_a``, ``length_b``): its
 ``<name>_b``                value for the first- and second-shown answer, when it is a
