@@ -407,7 +407,8 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
         n_samples=n_samples, prior_precision=prior_precision,
         bias_prior_precision=bias_prior_precision, true_quality=quality,
         checkpoints=checkpoints, item_ids=ids, rng=rng)
-    queried = result.history.drop(columns="fit_size").assign(judge="oracle")
+    # A replayed oracle costs nothing: the per-call cost column belongs to live runs.
+    queried = result.history.drop(columns=["fit_size", "cost"]).assign(judge="oracle")
     queried.attrs["rule"] = rule
     history = pd.DataFrame({"step": queried["step"], "fit_size": result.fit_size,
                             "recall": result.recall})

@@ -75,6 +75,12 @@ def test_update_takes_verdict_tables_from_any_judge_and_order():
     assert list(posterior.topk) == [0, 1]  # lower index always won
     history = ranker.history()
     assert history["outcome_detail"].iloc[-1] == "invalid"
+    # costs per call add up per judge; a judge the ranker was not given has no price
+    per_judge = history.groupby("judge")["cost"].first()
+    assert per_judge["cheap"] == 0.1 and per_judge["strong"] == 2.0
+    assert np.isnan(per_judge["human"])
+    n = history["judge"].value_counts()
+    assert ranker.spent == pytest.approx(0.1 * n["cheap"] + 2.0 * n["strong"])
     assert all(p.judge == "strong" for p in ranker.propose(3, judge="strong"))
 
 

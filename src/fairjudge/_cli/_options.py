@@ -175,6 +175,15 @@ def generation_options():
 
 # -- building library objects from the options --------------------------------------------
 
+def backend_from_environment_only() -> bool:
+    """Whether ``--backend`` came from ``FAIRJUDGE_BACKEND`` rather than the command line: a
+    recorded input given explicitly (VERDICTS, ``--oracle``) then takes precedence over it."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    return ctx.get_parameter_source("backend") == click.core.ParameterSource.ENVIRONMENT
+
+
 def build_backends(params: dict, *, items=None, seed: int = 0):
     """Backends from the repeated ``--backend``/``--judge-model``/``--base-url``/
     ``--api-key-env`` options (paired by position; a setting never reaches another backend,

@@ -8,6 +8,7 @@ import click
 
 from fairjudge._cli._common import echo_json, incomplete_exit
 from fairjudge._cli._options import (
+    backend_from_environment_only,
     build_backends,
     build_run_options,
     build_settings,
@@ -74,6 +75,8 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
     from fairjudge.report import audit_html, render_audits
 
     verdicts = verdicts or verdicts_option
+    if verdicts and backend_from_environment_only():
+        params["backend"] = ()  # recorded verdicts given explicitly win over FAIRJUDGE_BACKEND
     if bool(verdicts) == bool(params["backend"]):
         raise click.UsageError("give either recorded VERDICTS or --backend (with --pairs "
                                "and/or --probes)")

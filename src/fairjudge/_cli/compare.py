@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from fairjudge._cli._common import echo_json, split_names
+from fairjudge._cli._options import json_option, seed_option
 
 
 def load_costs(path) -> dict:
@@ -41,8 +42,8 @@ def load_costs(path) -> dict:
 @click.option("--names", default=None, help="Comma-separated names (default: file stems).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Write a self-contained HTML report.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--json", "as_json", is_flag=True)
+@seed_option
+@json_option
 def compare(verdicts, gold, cost_path, names, html_path, seed, as_json):
     """Compare VERDICTS files (one configuration each; the first is the baseline)."""
     from fairjudge.audit import compare_verdicts, load_gold

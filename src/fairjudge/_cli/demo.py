@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from fairjudge._cli._options import seed_option
+
 BIASED = {"bias": 2.0, "position": 0.5}
 UNBIASED = {"bias": 0.0, "position": 0.0}
 
@@ -15,7 +17,7 @@ UNBIASED = {"bias": 0.0, "position": 0.0}
 @click.command()
 @click.option("--out", type=click.Path(file_okay=False), default="fairjudge-results/demo",
               show_default=True, help="Folder for tables, verdicts and figures.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option("--oracles", type=int, default=8, show_default=True,
               help="Simulated oracle matrices behind the averaged figures.")
 def demo(out, seed, oracles):

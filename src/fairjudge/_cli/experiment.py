@@ -7,6 +7,7 @@ import os
 import click
 
 from fairjudge._cli._common import echo_json, parse_int_list
+from fairjudge._cli._options import json_option, seed_option
 
 
 @click.group()
@@ -36,11 +37,11 @@ def experiment():
               help="Pool size of the scaled-up full-data check (0 to skip).")
 @click.option("--large-k", type=int, default=10, show_default=True)
 @click.option("--samples", type=int, default=1500, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option("--jobs", type=int, default=min(2, os.cpu_count() or 1), show_default=True)
 @click.option("--out", type=click.Path(file_okay=False), default="fairjudge-results/topk",
               show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON summary.")
+@json_option
 def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, ablation_budget,
          k_values,
          large_n, large_k, samples, seed, jobs, out, as_json):

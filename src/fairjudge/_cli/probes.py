@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+from fairjudge._cli._options import seed_option
+
 
 @click.command()
 @click.argument("records", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Probe pairs (.jsonl/.csv): id, bias_type, question, a, b, expected_verdict.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @click.option("--kinds", default="POSITION,STYLE,LENGTH,TRUNCATION,MODEL_ORIGIN",
               show_default=True)
 def probes(records, out, seed, kinds):

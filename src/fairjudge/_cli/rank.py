@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from fairjudge._cli._common import echo_json, split_names
-from fairjudge._cli._options import model_choice
+from fairjudge._cli._options import json_option, model_choice, seed_option
 
 
 @click.command()
@@ -29,8 +29,8 @@ from fairjudge._cli._options import model_choice
               show_default=True, help="Posterior samples for P(top-k).")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Level of the bias intervals.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@seed_option
+@json_option
 def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_prior_precision,
          no_position, samples, level, seed, as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""

@@ -7,6 +7,7 @@ import click
 from fairjudge._cli._common import echo_json, split_names
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
+    backend_from_environment_only,
     build_backends,
     build_run_options,
     build_settings,
@@ -64,6 +65,8 @@ def select(items, oracle, k, budget, rule, model, covariates, question, batch_si
     common = dict(k=k, budget=budget, rule=rule, model=model,
                   covariates=split_names(covariates), refit_every=refit_every,
                   allow_repeats=allow_repeats, n_samples=samples, rng=params["seed"])
+    if oracle is not None and backend_from_environment_only():
+        params["backend"] = ()  # a recorded oracle given explicitly wins over FAIRJUDGE_BACKEND
     if params["backend"]:
         if oracle is not None:
             raise click.UsageError("give either --oracle (replay) or --backend (a live judge)")

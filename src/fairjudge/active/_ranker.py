@@ -40,8 +40,9 @@ class JudgeSpec:
     name : str
         The judge's name in verdict tables (it gets its own bias terms in the model).
     cost : float
-        Cost of one call (dollars, or any unit shared by every judge); used by cost-aware
-        acquisition and by the drivers' money accounting.
+        Cost of one call (dollars, or any unit shared by every judge). The ranker adds it up
+        per verdict (:attr:`ActiveTopK.spent`, the ``cost`` column of ``history()``), so a
+        driver can spend a money budget across judges of different prices.
     """
 
     name: str
@@ -253,6 +254,11 @@ class ActiveTopK:
         return not candidates.any()
 
     @property
+    def spent(self) -> float:
+        """Cost of every recorded verdict of a known judge (their :class:`JudgeSpec` costs)."""
+        return float(sum(self.judges[j].cost for j in self._history.judge if j in self.judges))
+
+    @property
     def outcomes(self) -> tuple:
         """The recorded outcomes, in order."""
         return tuple(self._history.outcome)
@@ -281,8 +287,9 @@ class ActiveTopK:
     def history(self) -> pd.DataFrame:
         """Every recorded verdict as a verdict table: step, pair_id, item_a (shown first),
         item_b, winner (``a``, ``b``, ``tie``, or empty), outcome_detail, judge, order
-        (``ab``: the pair's lower-index item shown first), sample (earlier verdicts of the
-        same pair), acquisition_score, fit_size."""
+        (``ab``: the pair's lower-index item shown first), cost (the judge's cost per call;
+        NaN for a judge the ranker was not given), sample (earlier verdicts of the same
+        pair), acquisition_score, fit_size."""
         h = self._history
         ids = np.asarray(self.item_ids, dtype=object)
         outcomes = [Outcome(o) for o in h.outcome]
@@ -298,6 +305,7 @@ class ActiveTopK:
             "outcome_detail": [_DETAIL[o] for o in outcomes],
             "judge": list(h.judge),
             "order": np.where(first < second, "ab", "ba"),
+            "cost": [self.judges[j].cost if j in self.judges else np.nan for j in h.judge],
             "sample": pd.Series(pair_ids).groupby(pair_ids).cumcount().to_numpy(),
             "acquisition_score": np.asarray(h.score, dtype=float),
             "fit_size": np.asarray(h.fit_size, dtype=np.int64),
