@@ -102,8 +102,8 @@ def judge_options(*, model_alias: bool = True):
     model_names = ("--judge-model", "--model") if model_alias else ("--judge-model",)
     return _stack(
         click.option("--backend", multiple=True, envvar="FAIRJUDGE_BACKEND",
-                     help="openai, anthropic, hf, replay or simulated (repeat for S3) "
-                          "[env FAIRJUDGE_BACKEND]."),
+                     help="A registered judge backend: openai, anthropic, hf, replay, "
+                          "simulated, ... (repeat for S3) [env FAIRJUDGE_BACKEND]."),
         click.option(*model_names, "judge_model", multiple=True, envvar="FAIRJUDGE_JUDGE_MODEL",
                      help="Judge model id for each --backend, in order "
                           "[env FAIRJUDGE_JUDGE_MODEL]."),
@@ -187,8 +187,14 @@ def backend_from_environment_only() -> bool:
 def build_backends(params: dict, *, items=None, seed: int = 0):
     """Backends from the repeated ``--backend``/``--judge-model``/``--base-url``/
     ``--api-key-env`` options (paired by position; a setting never reaches another backend,
-    so one provider's key or URL cannot leak to another provider's host)."""
-    from fairjudge.judges import backend_from_spec
+    so one provider's key or URL cannot leak to another provider's host).
+
+    Every backend gets the settings its constructor accepts (any registered backend works);
+    a setting given for a backend that does not take it is a usage error.
+    """
+    import inspect
+
+    from fairjudge.judges._base import backend_class
 
     backend = params.get("backend") or ()
     if not backend:
@@ -205,32 +211,26 @@ def build_backends(params: dict, *, items=None, seed: int = 0):
     keys += [None] * (len(backend) - len(keys))
     out = []
     for name, model, url, key_env in zip(backend, models, urls, keys):
-        kwargs: dict = {}
-        if name in ("openai", "anthropic"):
-            if not model:
-                raise click.UsageError(f"--backend {name} needs --judge-model")
-            kwargs = {"timeout": params.get("timeout", 60.0),
-                      "max_connections": params.get("concurrency", 16),
-                      "key_port": not params.get("cache_ignore_port", False)}
-            if url:
-                kwargs["base_url"] = url
-            if key_env:
-                kwargs["api_key_env"] = key_env
-        elif name == "hf":
-            if not model:
-                raise click.UsageError("--backend hf needs --judge-model (a local model path "
-                                       "or name)")
-        elif name == "replay":
-            if not params.get("replay"):
-                raise click.UsageError("--backend replay needs --replay VERDICTS")
-            kwargs = {"verdicts": params["replay"], "judge": params.get("replay_judge")}
-            model = None
-        elif name == "simulated":
-            kwargs = {"items": items, "bias": params.get("sim_bias", 2.0),
-                      "position": params.get("sim_position", 0.5), "seed": seed,
-                      "model": model or "biased-judge"}
-            model = None
-        out.append(backend_from_spec(f"{name}:{model}" if model else name, **kwargs))
+        accepted = inspect.signature(backend_class(name)).parameters
+        explicit = {"model": ("--judge-model", model), "base_url": ("--base-url", url),
+                    "api_key_env": ("--api-key-env", key_env)}
+        for setting, (option, value) in explicit.items():
+            if value and setting not in accepted:
+                raise click.UsageError(f"{option} does not apply to --backend {name}")
+        required = accepted.get("model")
+        if required is not None and required.default is inspect.Parameter.empty and not model:
+            raise click.UsageError(f"--backend {name} needs --judge-model")
+        if name == "replay" and not params.get("replay"):
+            raise click.UsageError("--backend replay needs --replay VERDICTS")
+        offered = {"model": model, "base_url": url, "api_key_env": key_env,
+                   "timeout": params.get("timeout", 60.0),
+                   "max_connections": params.get("concurrency", 16),
+                   "key_port": not params.get("cache_ignore_port", False),
+                   "verdicts": params.get("replay"), "judge": params.get("replay_judge"),
+                   "items": items, "bias": params.get("sim_bias", 2.0),
+                   "position": params.get("sim_position", 0.5), "seed": seed}
+        kwargs = {k: v for k, v in offered.items() if k in accepted and v is not None}
+        out.append(backend_class(name)(**kwargs))
     return out
 
 

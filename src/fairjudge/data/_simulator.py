@@ -121,15 +121,22 @@ class SimulatedJudge:
 
 
 def matrix_to_verdicts(matrix: np.ndarray, item_ids, *, judge: str = "judge") -> pd.DataFrame:
-    """Verdict table with one row per recorded ordered pair of a verdict matrix."""
+    """Verdict table with one row per recorded ordered pair of a verdict matrix.
+
+    ``pair_id`` names the unordered pair (its ids, lower index first) and ``order`` is
+    ``ab`` where the lower-index item was shown first.
+    """
     matrix = np.asarray(matrix, dtype=float)
     first, second = np.nonzero(np.isfinite(matrix))
     score = matrix[first, second]
     winner = np.where(score == 1.0, Outcome.A.value,
                       np.where(score == 0.0, Outcome.B.value, Outcome.TIE.value))
     ids = np.asarray(list(item_ids), dtype=object)
-    return pd.DataFrame({"item_a": ids[first], "item_b": ids[second], "winner": winner,
-                         "judge": judge})
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    pair_id = [f"{a}|{b}" for a, b in zip(ids[lo], ids[hi])]
+    return pd.DataFrame({"pair_id": pair_id, "item_a": ids[first], "item_b": ids[second],
+                         "winner": winner, "judge": judge,
+                         "order": np.where(first < second, "ab", "ba")})
 
 
 def verdicts_to_matrix(verdicts: pd.DataFrame, item_ids) -> np.ndarray:

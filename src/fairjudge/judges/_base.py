@@ -56,23 +56,29 @@ def register_backend(name: str, module: str, cls: str, extra: str | None = None)
     _REGISTRY[name] = (module, cls, extra)
 
 
+def backend_class(name: str) -> type:
+    """The class registered as ``name`` (its module is imported now; a missing dependency
+    raises ImportError naming the extra to install)."""
+    if name not in _REGISTRY:
+        raise FairjudgeInputError(f"unknown backend {name!r}; choose from "
+                                  f"{', '.join(_REGISTRY)}")
+    module, cls, extra = _REGISTRY[name]
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ImportError as err:
+        if extra is None:
+            raise
+        raise ImportError(f"the `{name}` backend needs pip install 'fairjudge[{extra}]' "
+                          f"({err})") from None
+
+
 def get_backend(name: str, **settings) -> JudgeBackend:
     """Instantiate the backend called ``name`` with its settings.
 
     The backend's module (and its optional dependencies) is imported only now; a missing
     dependency raises ImportError naming the extra to install.
     """
-    if name not in _REGISTRY:
-        raise FairjudgeInputError(f"unknown backend {name!r}; choose from {', '.join(_REGISTRY)}")
-    module, cls, extra = _REGISTRY[name]
-    try:
-        backend_cls = getattr(importlib.import_module(module), cls)
-    except ImportError as err:
-        if extra is None:
-            raise
-        raise ImportError(f"the `{name}` backend needs pip install 'fairjudge[{extra}]' "
-                          f"({err})") from None
-    return backend_cls(**settings)
+    return backend_class(name)(**settings)
 
 
 def backend_from_spec(spec: str, **settings) -> JudgeBackend:
