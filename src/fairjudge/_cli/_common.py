@@ -35,7 +35,9 @@ def run_guarded(command: click.Command, argv) -> int:
 
     warnings.showwarning = show_warning
     try:
-        result = command.main(args=list(argv), prog_name="fairjudge", standalone_mode=False)
+        # The arguments ride along in the context object, for the reports' provenance.
+        result = command.main(args=list(argv), prog_name="fairjudge", standalone_mode=False,
+                              obj={"argv": ("fairjudge", *argv)})
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("interrupted: rerun the same command to resume from the cache", err=True)
         return ExitCode.INTERRUPTED
@@ -89,6 +91,23 @@ def incomplete_exit(report, incomplete, what: str = "pairs", total: int | None =
     click.echo(f"error: {count} {what} are incomplete ({shown}{more}); rerun the "
                "same command to retry them (completed calls come from the cache)", err=True)
     return ExitCode.INCOMPLETE
+
+
+def command_line() -> list[str] | None:
+    """The command line of this run, program name first, as :func:`run_guarded` received
+    it; None when the command was invoked some other way (e.g. click's test runner)."""
+    context = click.get_current_context(silent=True)
+    obj = None if context is None else context.find_root().obj
+    return list(obj["argv"]) if isinstance(obj, dict) and "argv" in obj else None
+
+
+def report_provenance(*inputs, seed: int | None):
+    """The :class:`fairjudge.report.Provenance` of a report this command writes: its
+    command line, the input files it read (None entries skipped), and its seed."""
+    from fairjudge.report import Provenance
+
+    return Provenance.collect(command=command_line(), inputs=[p for p in inputs if p],
+                              seed=seed)
 
 
 def echo_json(payload: dict) -> None:

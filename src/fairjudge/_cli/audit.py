@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import echo_json, incomplete_exit
+from fairjudge._cli._common import echo_json, incomplete_exit, report_provenance
 from fairjudge._cli._options import (
     backend_from_environment_only,
     build_backends,
@@ -108,8 +108,12 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
             costs = calls.groupby("judge")["cost"].mean().dropna().to_dict()
         by_judge = {judge: dict(zip(s.to_frame()["bias_type"], s.to_frame()["bias"]))
                     for judge, s in run.probe_scores.items()}
+        provenance = report_provenance(verdicts, items, gold, pairs, probes, params["replay"],
+                                       params["prices"], params["templates"],
+                                       seed=params["seed"])
         Path(html_path).write_text(audit_html(run.audits, probe_scores=scores,
-                                              probe_by_judge=by_judge or None, costs=costs),
+                                              probe_by_judge=by_judge or None, costs=costs,
+                                              provenance=provenance),
                                    encoding="utf-8")
     if params["as_json"]:
         echo_json(run.to_dict())

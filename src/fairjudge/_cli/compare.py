@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import echo_json, split_names
+from fairjudge._cli._common import echo_json, report_provenance, split_names
 from fairjudge._cli._options import json_option, seed_option
 
 
@@ -60,7 +60,9 @@ def compare(verdicts, gold, cost_path, names, html_path, seed, as_json):
                  for label, path in zip(labels, verdicts)}
     result = compare_verdicts(tables, load_gold(gold), costs=costs, rng=seed)
     if html_path:
-        Path(html_path).write_text(comparison_html(result), encoding="utf-8")
+        provenance = report_provenance(*verdicts, gold, cost_path, seed=seed)
+        Path(html_path).write_text(comparison_html(result, provenance=provenance),
+                                   encoding="utf-8")
     if as_json:
         echo_json(result.to_dict())
     else:

@@ -1,7 +1,9 @@
-"""Reports: text tables, JSON summaries and figures. Rounding happens only here.
+"""Reports: text tables, JSON summaries, figures and HTML. Rounding happens only here.
 
 Report functions receive numbers and result objects (computed by :mod:`fairjudge.stats` and
 the workflow packages) and return text, tables or files; they compute no statistics.
+HTML reports come from autoescaping jinja2 templates (``templates/``) under one page shell
+whose header records the :class:`Provenance` of the report.
 """
 
 from fairjudge.report._audit import (
@@ -17,6 +19,7 @@ from fairjudge.report._plots import (
                                      plot_recall_vs_budget,
                                      plot_spend_by_distance,
 )
+from fairjudge.report._provenance import InputFile, Provenance
 from fairjudge.report._tables import (
                                      format_ablation_2x2,
                                      format_bias_estimates,
@@ -33,6 +36,8 @@ from fairjudge.report._tables import (
 from fairjudge.report._text import format_ranking
 
 __all__ = [
+    "InputFile",
+    "Provenance",
     "audit_html",
     "comparison_html",
     "comparison_tables",

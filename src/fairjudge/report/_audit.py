@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 
 from fairjudge.audit._compare import pareto_front
-from fairjudge.report._html import bias_heatmap, consistency_gap_plot, html_document, pareto_plot
+from fairjudge.report._html import figure_data_uri, html_table, render_html
+from fairjudge.report._plots import bias_heatmap, consistency_gap_plot, pareto_plot
+from fairjudge.report._provenance import Provenance
 from fairjudge.report._tables import format_p
 
 
@@ -124,40 +126,67 @@ def audit_bias_matrix(audits: dict, probe_scores: dict | None = None) -> pd.Data
 
 def audit_html(audits: dict, *, probe_scores: pd.DataFrame | None = None,
                probe_by_judge: dict | None = None, costs: dict | None = None,
-               title: str = "fairjudge judge audit") -> str:
+               title: str = "fairjudge judge audit",
+               provenance: Provenance | None = None) -> str:
     """Self-contained HTML: summary, bias heatmap (Fig. 1), consistency vs quality gap, and
-    accuracy vs cost per judge (Pareto front) when gold labels and costs are known."""
-    sections = [("Summary", f"<pre>{render_audits(audits, probe_scores)}</pre>")]
+    accuracy vs cost per judge (Pareto front) when gold labels and costs are known.
+
+    Every string from the data (judge names, probe groups, the title, the provenance
+    header) is escaped by the template.
+
+    Parameters
+    ----------
+    audits : dict of str -> JudgeAudit
+    probe_scores : pandas.DataFrame, optional
+        :meth:`fairjudge.audit.AuditRun.probe_table`.
+    probe_by_judge : dict, optional
+        Per judge, ``{bias_type: bias}`` for the heatmap.
+    costs : dict of str -> float, optional
+        Dollars per evaluation by judge.
+    title : str
+    provenance : Provenance, optional
+        Command, inputs with hashes and seed for the header (version and date are always
+        recorded).
+    """
     matrix = audit_bias_matrix(audits, probe_by_judge)
     if matrix.empty and probe_by_judge:
         matrix = pd.DataFrame({judge: {f"probe {k}": v for k, v in scores.items()}
                                for judge, scores in probe_by_judge.items()}).T
-    if matrix.size:
-        sections.append(("Bias heatmap (signed; positive = the bias of interest)",
-                         bias_heatmap(matrix)))
     curves = {j: a.consistency_by_gap for j, a in audits.items()
               if a.consistency_by_gap is not None and len(a.consistency_by_gap)}
-    if curves:
-        sections.append(("Position consistency vs quality gap", consistency_gap_plot(curves)))
     accuracy = pd.DataFrame([{"name": j, "agreement": a.accuracy.estimate,
                               "agreement_ci_low": a.accuracy.ci_low,
                               "agreement_ci_high": a.accuracy.ci_high,
                               "cost_per_eval": (costs or {}).get(j, np.nan)}
                              for j, a in audits.items() if a.accuracy is not None])
-    if len(accuracy):
-        sections.append(("Accuracy by judge", accuracy.set_index("name")))
-        if np.isfinite(accuracy["cost_per_eval"]).all():
-            sections.append(("Accuracy vs cost (Pareto front in bold)",
-                             pareto_plot(accuracy, pareto_front(accuracy))))
-    if probe_scores is not None and len(probe_scores):
-        sections.append(("Controlled probes", probe_scores))
-    return html_document(title, sections)
+    has_probes = probe_scores is not None and len(probe_scores)
+    return render_html(
+        "audit.html.j2", title=title, provenance=provenance,
+        summary=render_audits(audits, probe_scores),
+        heatmap=figure_data_uri(bias_heatmap(matrix)) if matrix.size else None,
+        gap_plot=figure_data_uri(consistency_gap_plot(curves)) if curves else None,
+        accuracy=html_table(accuracy.set_index("name")) if len(accuracy) else None,
+        pareto=figure_data_uri(pareto_plot(accuracy, pareto_front(accuracy)))
+        if len(accuracy) and np.isfinite(accuracy["cost_per_eval"]).all() else None,
+        probes=html_table(probe_scores) if has_probes else None)
 
 
-def comparison_html(comparison, title: str = "fairjudge strategy comparison") -> str:
-    sections = [(t, table) for t, table in comparison_tables(comparison).items()]
-    if comparison.pareto:
-        sections.append(("Cost vs agreement (Pareto front in bold)",
-                         pareto_plot(comparison.table, comparison.pareto)))
-    sections.append(("Recommendation", f"<p>{comparison.recommendation}</p>"))
-    return html_document(title, sections)
+def comparison_html(comparison, title: str = "fairjudge strategy comparison", *,
+                    provenance: Provenance | None = None) -> str:
+    """Self-contained HTML: the comparison's tables, the cost-agreement Pareto figure and
+    the recommendation; configuration names are escaped by the template.
+
+    Parameters
+    ----------
+    comparison : fairjudge.audit.Comparison
+    title : str
+    provenance : Provenance, optional
+        Command, inputs with hashes and seed for the header.
+    """
+    tables = [(heading, html_table(table))
+              for heading, table in comparison_tables(comparison).items()]
+    pareto = (figure_data_uri(pareto_plot(comparison.table, comparison.pareto))
+              if comparison.pareto else None)
+    return render_html("comparison.html.j2", title=title, provenance=provenance,
+                       tables=tables, pareto=pareto,
+                       recommendation=comparison.recommendation)

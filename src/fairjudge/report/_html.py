@@ -1,106 +1,113 @@
-"""Self-contained HTML reports (tables inline, figures as embedded PNG)."""
+"""Self-contained HTML reports from autoescaping jinja2 templates.
+
+Every string a template receives is escaped there: table headers and cells (formatted to
+text here first), judge and configuration names, the provenance header. Nothing is marked
+safe; a figure goes in as a ``data:image/png;base64,`` URI that we make from the PNG
+bytes, whose characters need no escaping.
+"""
 
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import io
+import shlex
+from dataclasses import dataclass
+from datetime import timezone
 
 import numpy as np
 import pandas as pd
 
 from fairjudge.report._plots import _pyplot
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-table { border-collapse: collapse; margin: 0.6em 0 1.4em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
-p.note { color: #555; font-size: 0.9em; }
-"""
+from fairjudge.report._provenance import Provenance
 
 
-def figure_to_img(fig) -> str:
-    """An <img> tag holding the figure as base64 PNG (the figure is closed)."""
+@functools.lru_cache(maxsize=1)
+def _environment():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("fairjudge.report", "templates"),
+                              autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True)
+
+
+@dataclass(frozen=True)
+class HtmlTable:
+    """A table as text, for a template to escape cell by cell.
+
+    Attributes
+    ----------
+    header : tuple of str
+        The index's name (``""`` if it has none), then the column names.
+    rows : tuple of tuple of str
+        Per row, its index label, then its cells.
+    """
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def format_cell(value, digits: int = 3) -> str:
+    """A table cell as text: floats to ``digits`` decimals, missing values empty.
+
+    >>> [format_cell(v) for v in (0.12345, 7, float("nan"), None, "x<y")]
+    ['0.123', '7', '', '', 'x<y']
+    """
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return "" if np.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def html_table(frame: pd.DataFrame, *, digits: int = 3) -> HtmlTable:
+    """Format a DataFrame (index, columns and cells) as text for a template.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Shown with its index as the first column.
+    digits : int
+        Decimals of floating-point cells.
+    """
+    index_name = "" if frame.index.name is None else str(frame.index.name)
+    header = (index_name, *(format_cell(c, digits) for c in frame.columns))
+    rows = tuple((format_cell(label, digits), *(format_cell(v, digits) for v in values))
+                 for label, values in zip(frame.index, frame.itertuples(index=False, name=None)))
+    return HtmlTable(header, rows)
+
+
+def figure_data_uri(fig) -> str:
+    """The figure as a ``data:image/png;base64,`` URI (the figure is closed)."""
     plt = _pyplot()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img alt="figure" src="data:image/png;base64,{data}"/>'
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def html_document(title: str, sections: list) -> str:
-    """Render ``(heading, content)`` sections; content is HTML text, a DataFrame, or a
-    matplotlib figure."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-             f"</title><style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
-    for heading, content in sections:
-        parts.append(f"<h2>{html.escape(heading)}</h2>")
-        if isinstance(content, pd.DataFrame):
-            parts.append(content.to_html(float_format=lambda v: f"{v:.3f}", na_rep="",
-                                         border=0))
-        elif hasattr(content, "savefig"):
-            parts.append(figure_to_img(content))
-        else:
-            parts.append(str(content))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+def _provenance_fields(provenance: Provenance) -> dict:
+    """The header's fields as text; ``None`` where the caller recorded nothing."""
+    return {"command": None if provenance.command is None else shlex.join(provenance.command),
+            "inputs": [(f.path, f.sha256) for f in provenance.inputs],
+            "seed": None if provenance.seed is None else str(provenance.seed),
+            "version": provenance.version,
+            "created": provenance.created.astimezone(timezone.utc).strftime(
+                "%Y-%m-%d %H:%M:%S UTC")}
 
 
-def bias_heatmap(matrix: pd.DataFrame, title: str = "Bias by judge (signed)"):
-    """Judges x bias types, signed values on a diverging colour map centred at 0 (Fig. 1)."""
-    plt = _pyplot()
-    values = matrix.to_numpy(dtype=float)
-    fig, ax = plt.subplots(figsize=(1.4 + 1.3 * matrix.shape[1], 0.8 + 0.45 * matrix.shape[0]))
-    limit = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
-    image = ax.imshow(values, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
-    ax.set_xticks(range(matrix.shape[1]), matrix.columns, rotation=30, ha="right", fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), matrix.index, fontsize=8)
-    for i in range(values.shape[0]):
-        for j in range(values.shape[1]):
-            if np.isfinite(values[i, j]):
-                ax.text(j, i, f"{values[i, j]:+.2f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(image, ax=ax, shrink=0.8)
-    ax.set_title(title, fontsize=10)
-    return fig  # saved with bbox_inches="tight", which fits the rotated labels
+def render_html(template: str, *, title: str, provenance: Provenance | None = None,
+                **context) -> str:
+    """Render one report template (``templates/<template>``) under the shared page shell.
 
-
-def consistency_gap_plot(curves: dict):
-    """Position consistency vs quality gap, one line per judge with interval bars."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for judge, table in curves.items():
-        mid = (table["gap_low"] + table["gap_high"]) / 2
-        ax.errorbar(mid, table["estimate"], yerr=[table["estimate"] - table["ci_low"],
-                                                  table["ci_high"] - table["estimate"]],
-                    marker="o", capsize=3, label=judge)
-    ax.set_xlabel("quality gap between the two answers")
-    ax.set_ylabel("position consistency")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-def pareto_plot(table: pd.DataFrame, front: list):
-    """Agreement vs cost per evaluation, the Pareto front highlighted (Appendix H, Fig. 4)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.8))
-    costs = table["cost_per_eval"].to_numpy(dtype=float)
-    ax.errorbar(costs, table["agreement"],
-                yerr=[table["agreement"] - table["agreement_ci_low"],
-                      table["agreement_ci_high"] - table["agreement"]], fmt="o", capsize=3)
-    for row in table.itertuples():
-        ax.annotate(row.name, (row.cost_per_eval, row.agreement), fontsize=7,
-                    xytext=(4, 4), textcoords="offset points",
-                    weight="bold" if row.name in front else "normal")
-    on = table[table["name"].isin(front)].sort_values("cost_per_eval")
-    ax.plot(on["cost_per_eval"], on["agreement"], "--", lw=1)
-    ax.set_xlabel("cost per evaluation ($)")
-    ax.set_ylabel("agreement with gold")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+    ``context`` holds text, :class:`HtmlTable` objects and figure URIs; the template
+    escapes every string. Without ``provenance`` the header records the version and date
+    and says that the command, inputs and seed were not recorded.
+    """
+    fields = _provenance_fields(provenance if provenance is not None else Provenance())
+    return _environment().get_template(template).render(title=title, provenance=fields,
+                                                        **context)
