@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from fairjudge._cli._common import echo_json
+from fairjudge._cli._common import check_outputs, echo_json, input_options
 from fairjudge._cli._options import (
     build_backends,
     build_run_options,
@@ -69,6 +67,7 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
     stability, invalid outputs, accuracy against --gold, length and markdown bias, and
     self-preference (items with a `source` column); probes are scored as controlled tests.
     """
+    from fairjudge._util._files import atomic_write
     from fairjudge.audit import audit_judge, load_gold
     from fairjudge.data import load_items, read_table
     from fairjudge.report import audit_html, render_audits
@@ -77,6 +76,9 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
     if bool(verdicts) == bool(params["backend"]):
         raise click.UsageError("give either recorded VERDICTS or --backend (with --pairs "
                                "and/or --probes)")
+    check_outputs({"--html": html_path},
+                  {"VERDICTS": verdicts, "--items": items, "--gold": gold, "--pairs": pairs,
+                   "--probes": probes, **input_options(params)}, tables=False)
     item_table = load_items(items) if items else None
     gold_table = load_gold(gold) if gold else None
     probe_table = read_table(probes) if probes else None
@@ -105,9 +107,9 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
             costs = calls.groupby("judge")["cost"].mean().dropna().to_dict()
         by_judge = {judge: dict(zip(s.to_frame()["bias_type"], s.to_frame()["bias"]))
                     for judge, s in run.probe_scores.items()}
-        Path(html_path).write_text(audit_html(run.audits, probe_scores=scores,
-                                              probe_by_judge=by_judge or None, costs=costs),
-                                   encoding="utf-8")
+        with atomic_write(html_path) as handle:
+            handle.write(audit_html(run.audits, probe_scores=scores,
+                                    probe_by_judge=by_judge or None, costs=costs))
     if params["as_json"]:
         echo_json(run.to_dict())
     else:

@@ -47,6 +47,11 @@ class PriceTable(dict):
                 raise FairjudgeInputError(
                     f"{path.name}: price of `{model}` needs numeric `input` and `output` "
                     "(dollars per million tokens)") from None
+            for side, value in (("input", spec["input"]), ("output", spec["output"])):
+                if isinstance(value, bool) or not 0 <= float(value) < np.inf:
+                    raise FairjudgeInputError(
+                        f"{path.name}: `{side}` price of `{model}` must be a non-negative "
+                        f"finite number of dollars per million tokens; got {value!r}")
         if not table:
             raise FairjudgeInputError(f"{path.name}: no prices found; expected "
                                       '{"model": {"input": ..., "output": ...}}')
