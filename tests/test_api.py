@@ -228,10 +228,27 @@ def test_select_records_checkpoints():
     assert sorted(result.recall_at) == [8, 16, 24]
 
 
+@pytest.mark.filterwarnings("ignore::fairjudge._util._warnings.ComparisonGraphWarning")
 def test_select_callable_may_return_outcomes():
     items = simulate_items(8, rng=2)
     result = fairjudge.select(items, lambda a, b: Outcome.TIE, k=2, budget=6, n_samples=100)
     assert set(result.queried["winner"]) == {"tie"}
+
+
+def test_select_warns_on_a_disconnected_comparison_graph_as_rank_does():
+    """One comparison among six items leaves five components: P(top-k) of the others rests
+    on the prior alone; `select` says so with the warning `rank` gives."""
+    items = simulate_items(6, rng=2)
+    oracle, _ = _quality_oracle(items)
+    with pytest.warns(ComparisonGraphWarning) as record:
+        fairjudge.select(items, oracle, k=2, budget=1, n_samples=100)
+    messages = [str(w.message) for w in record if issubclass(w.category, ComparisonGraphWarning)]
+    assert len(messages) == 1
+    assert "the comparison graph has 5 disconnected components" in messages[0]
+    assert "Add comparisons that link the components" in messages[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ComparisonGraphWarning)
+        fairjudge.select(items, oracle, k=2, budget=15, n_samples=100)  # every pair: connected
 
 
 def test_select_rejects_a_bad_oracle_answer():
@@ -260,6 +277,7 @@ def test_select_is_reproducible_for_a_seed():
     pd.testing.assert_series_equal(a.membership, b.membership)
 
 
+@pytest.mark.filterwarnings("ignore::fairjudge._util._warnings.ComparisonGraphWarning")
 def test_selection_to_dict():
     items = simulate_items(10, rng=1)
     oracle, _ = _quality_oracle(items)

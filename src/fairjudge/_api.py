@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from fairjudge._util._errors import RunIncomplete, SpendCapReached
-from fairjudge._util._warnings import ComparisonGraphWarning, FairjudgeInputError
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
 from fairjudge.data._io import _as_frame, load_items, load_verdicts
@@ -18,7 +17,12 @@ from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
 from fairjudge.models._gate import trusted_anchor_gate
-from fairjudge.models._graph import comparison_components, describe_components
+from fairjudge.models._graph import (
+    comparison_components,
+    describe_components,
+    pair_components,
+    warn_disconnected,
+)
 from fairjudge.models._registry import model_spec
 
 BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
@@ -208,16 +212,13 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         "components": len(components),
     }
     if len(components) > 1:
-        diagnostics["components_detail"] = describe_components(comparisons, components)
+        diagnostics["components_detail"] = describe_components(comparisons.item_ids,
+                                                               components)
     # The graph was checked above; its warning is raised once, below.
     fit = fit_model(model, comparisons, x, covariate_names=names,
                     prior_precision=prior_precision, bias_prior_precision=bias_prior_precision,
                     position=position, check_graph=False)
-    if len(components) > 1:
-        warnings.warn(
-            f"the comparison graph has {len(components)} disconnected components "
-            f"({diagnostics['components_detail']}); scores across components are set by the "
-            "prior alone. Add comparisons that link them.", ComparisonGraphWarning, stacklevel=2)
+    warn_disconnected(components, comparisons.item_ids)
     bias_fit = fit  # bias estimates are reported even when the gate keeps the naive scores
     if anchors is not None:
         if model not in ("bias-aware", "hierarchical"):
@@ -419,6 +420,12 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
 
 def _selection(ids, fit, membership, topk, queried, history, result, level, *, recall_at,
                stopped, report=None) -> Selection:
+    # The posterior of items the spent comparisons never linked rests on the prior alone,
+    # as in `rank`: say so the same way.
+    position = {item: i for i, item in enumerate(ids)}
+    judged = queried[queried["winner"].notna()] if "winner" in queried.columns else queried
+    warn_disconnected(pair_components(len(ids), judged["item_a"].map(position),
+                                      judged["item_b"].map(position)), ids, stacklevel=3)
     index = pd.Index(ids, name="id")
     return Selection(topk=[ids[i] for i in topk],
                      scores=pd.Series(fit.scores, index=index, name="score"),

@@ -7,6 +7,7 @@ test checks that the file name and the physical line (or record/row) number appe
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -330,7 +331,7 @@ def test_gzipped_and_non_utf8_files(tmp_path):
         handle.write(json.dumps(_ok()) + "\n")
     assert len(load_verdicts(tmp_path / "v.jsonl.gz")) == 1
     (tmp_path / "latin.csv").write_bytes("item_a,item_b,winner\nx\xe9,y,a\n".encode("latin-1"))
-    with pytest.raises(FairjudgeInputError, match=r"^latin\.csv: not UTF-8 text"):
+    with pytest.raises(FairjudgeInputError, match=r"^latin\.csv line 2: not UTF-8 text"):
         load_verdicts(tmp_path / "latin.csv")
 
 
@@ -536,3 +537,147 @@ def test_matrix_rejects_unknown_item(tmp_path):
                        match=re.escape("oracle.jsonl line 2: field `item_b` names unknown item "
                                        "'nobody'")):
         verdicts_to_matrix(load_verdicts(path), ["x", "y"])
+
+
+# --------------------------------------------------------------------------- covariate values
+
+
+def _items_with_length(tmp_path, name, bad_value, bad_line=7):
+    """Eight items, `length` numeric except on ``bad_line``."""
+    rows = [{"id": f"i{n}", "text": "an answer", "length": 10 + n, "source": "m"}
+            for n in range(8)]
+    rows[bad_line - 1]["length"] = bad_value
+    path = tmp_path / name
+    if path.suffix == ".csv":
+        pd.DataFrame(rows).to_csv(path, index=False)
+    else:
+        _jsonl(path, rows)
+    return path
+
+
+@pytest.mark.parametrize("name", ["items.jsonl", "items.csv"])
+def test_a_word_in_a_numeric_covariate_is_an_error_not_a_dropped_covariate(tmp_path, name):
+    """Formerly `length` silently left the default covariates, changing rank/select."""
+    path = _items_with_length(tmp_path, name, "long")
+    line = 7 if name.endswith(".jsonl") else 8  # the CSV header is line 1
+    with pytest.raises(FairjudgeInputError,
+                       match=rf"^{re.escape(name)} line {line}: covariate `length` must be a "
+                             r"finite number; got 'long'$"):
+        load_items(path)
+
+
+def test_a_numeric_string_is_a_covariate_value(tmp_path):
+    """"12" in JSON is read as 12, as every CSV value is: the covariate is kept."""
+    items = load_items(_items_with_length(tmp_path, "items.jsonl", "12"))
+    assert items.attrs["covariates"] == ["length"]
+    assert items.loc["i6", "length"] == 12.0 and items["length"].dtype == np.float64
+
+
+def test_a_mostly_numeric_column_with_a_list_or_missing_value_is_an_error(tmp_path):
+    with pytest.raises(FairjudgeInputError, match=r"line 3: covariate `length` must be a finite "
+                                                  r"number; got \[1, 2\]"):
+        load_items(_items_with_length(tmp_path, "a.jsonl", [1, 2], bad_line=3))
+    flags = _jsonl(tmp_path / "b.jsonl", [{"id": "x", "verbose": True},
+                                          {"id": "y", "verbose": None},
+                                          {"id": "z", "verbose": False}])
+    with pytest.raises(FairjudgeInputError, match=r"b\.jsonl line 2: covariate `verbose`"):
+        load_items(flags)
+
+
+def test_text_and_label_columns_are_not_default_covariates(tmp_path):
+    path = _jsonl(tmp_path / "items.jsonl", [
+        {"id": "x", "text": "one", "question_id": 81, "source": "gpt", "family": "a",
+         "length": 3},
+        {"id": "y", "text": "two", "question_id": 82, "source": "7", "family": "b",
+         "length": 5}])
+    items = load_items(path)
+    assert items.attrs["covariates"] == ["length"]
+    assert items.loc["x", "question_id"] == 81  # kept, just not a covariate
+
+
+def test_item_text_must_be_a_string(tmp_path):
+    path = _jsonl(tmp_path / "items.jsonl", [{"id": "x", "text": "fine"},
+                                             {"id": "y", "text": True},
+                                             {"id": "z", "text": None}])
+    with pytest.raises(FairjudgeInputError, match=r"^items\.jsonl line 2: field `text` must be a "
+                                                  r"string \(a text in quotes\); got a boolean, "
+                                                  r"True$"):
+        load_items(path)
+    path = _jsonl(tmp_path / "obj.jsonl", [{"id": "x", "text": {"answer": "hi"}}])
+    with pytest.raises(FairjudgeInputError, match=r"line 1: field `text` must be a string .*got "
+                                                  r"an object"):
+        load_items(path)
+
+
+# --------------------------------------------------------------------------- encodings
+
+
+def test_a_folder_is_not_a_table(tmp_path):
+    with pytest.raises(FairjudgeInputError, match=r"is a folder; expected a table file"):
+        load_verdicts(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["v.jsonl", "v.json", "v.csv"])
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path, name):
+    plain = _write(VERDICTS, tmp_path / f"plain{name[1:]}")
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    with_bom = load_verdicts(path)
+    assert list(with_bom.columns) == list(load_verdicts(plain).columns)
+    assert with_bom["item_a"].tolist() == VERDICTS["item_a"].tolist()
+
+
+def test_non_utf8_error_names_the_line_not_a_byte_offset(tmp_path):
+    """The bad byte sits past the decoder's first chunk (8 kB), on line 300."""
+    lines = [json.dumps(_ok(a=f"x{n}")) for n in range(299)]
+    body = ("\n".join(lines) + "\n").encode() + '{"item_a": "caf\xe9", "item_b": "y", ' \
+        '"winner": "a"}\n'.encode("latin-1")
+    path = tmp_path / "v.jsonl"
+    path.write_bytes(body)
+    with pytest.raises(FairjudgeInputError, match=r"^v\.jsonl line 300: not UTF-8 text \(byte "
+                                                  r"0xE9: .*\); save the file as UTF-8$"):
+        load_verdicts(path)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.csv", "out.parquet"])
+def test_a_failure_while_writing_leaves_the_previous_table(tmp_path, monkeypatch, name):
+    """A run killed while writing must not leave a truncated table: here the writer fails
+    half-way through; the previous complete file survives and no temporary file stays."""
+    if name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    path = tmp_path / name
+    write_table(VERDICTS, path)
+    before = path.read_bytes()
+
+    def half_written(self, target, *args, **kwargs):
+        if isinstance(target, (str, os.PathLike)):
+            with open(target, "w") as handle:
+                handle.write("item_a,it")
+        else:
+            target.write(b"PAR1" if "b" in getattr(target, "mode", "") else "item_a,it")
+        raise OSError(28, "No space left on device")
+
+    for method in ("to_json", "to_csv", "to_parquet"):
+        monkeypatch.setattr(pd.DataFrame, method, half_written)
+    with pytest.raises(OSError, match="No space left"):
+        write_table(VERDICTS.assign(winner="b"), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+# --------------------------------------------------------------------------- outcome_detail
+
+
+def test_only_invalid_rows_carry_outcome_detail(tmp_path):
+    """Regression: a file where only unparseable calls carry `outcome_detail` (the others
+    omit the key) failed on line 1; the detail of a row without one follows its winner."""
+    path = _jsonl(tmp_path / "v.jsonl", [
+        _ok(winner="a"), _ok(winner="tie"),
+        {"item_a": "x", "item_b": "y", "winner": None, "outcome_detail": "invalid"},
+        _ok(winner="b")])
+    verdicts = load_verdicts(path)
+    assert verdicts["outcome_detail"].tolist() == ["win", "tie", "invalid", "win"]
+    assert verdicts["winner"].isna().tolist() == [False, False, True, False]

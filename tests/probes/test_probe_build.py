@@ -1,6 +1,7 @@
 """Building probes: construction rules of each built-in kind, seeding, caps and errors."""
 
 import itertools
+import json
 import re
 from collections import Counter
 
@@ -8,7 +9,7 @@ import pandas as pd
 import pytest
 from probe_answers import RECORDS, SOURCES
 
-from fairjudge.data import text_features
+from fairjudge.data import read_table, text_features
 from fairjudge.data._statement_banks import ELABORATION_CLAUSES
 from fairjudge.probes import (BIAS_TYPES, PROBE_COLUMNS, ProbeWarning, build_probes,
                               content_words, split_sentences)
@@ -210,3 +211,19 @@ def test_record_errors(records, error, message):
 def test_rewriter_must_return_text():
     with pytest.raises(ValueError, match="`rewriter` returned None for record 'vaccines-gpt4'"):
         build_probes(RECORDS[:1], kinds=["LENGTH"], rewriter=lambda q, a: None)
+
+
+def test_record_errors_of_a_file_name_the_file_and_line(tmp_path):
+    """Formerly "`records` record 6" (counted from 0, no file) for line 7 of the file."""
+    rows = [json.dumps({"question": "Q?", "answer": "One. Two. Three."})] * 6
+    rows.insert(2, "")  # a blank line still counts
+    rows[6] = json.dumps({"question": "Q?", "answer": 5})
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"^answers\.jsonl line 7: field `answer` must be a "
+                                         r"non-empty string; got 5$"):
+        build_probes(read_table(path))
+    path = tmp_path / "ids.csv"
+    path.write_text("id,question,answer\n1,Q?,A. B. C.\n2,Q?,A. B. C.\n1,Q?,D. E. F.\n")
+    with pytest.raises(ValueError, match=r"^ids\.csv lines 2 and 4 share the id '1'"):
+        build_probes(read_table(path))

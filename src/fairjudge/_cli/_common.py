@@ -132,3 +132,46 @@ def split_names(text: str | None) -> list[str] | None:
     if text is None:
         return None
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def input_options(params: dict) -> dict:
+    """The files a command reads through the shared options (``--replay``, ``--prices``,
+    ``--templates`` and the completion cache, the default one included), by option name,
+    for :func:`check_outputs`."""
+    from fairjudge._cli._options import default_cache_path
+
+    return {"--replay": params.get("replay"), "--prices": params.get("prices"),
+            "--templates": params.get("templates"),
+            "--cache": params.get("cache_path") or default_cache_path()}
+
+
+def check_outputs(outputs: dict, inputs: dict, *, tables: bool = True) -> None:
+    """Check every output file of a command before any call is made (or paid for).
+
+    Parameters
+    ----------
+    outputs, inputs : dict
+        Option name (or description) -> path; None values are skipped.
+    tables : bool
+        Outputs are tables written by :func:`fairjudge.data.write_table`, so their suffix
+        must name a format it writes.
+
+    Raises
+    ------
+    FairjudgeInputError
+        See :func:`fairjudge._util._files.check_output_paths` (an output that is a folder,
+        in a missing or read-only folder, equal to an input or to another output).
+    """
+    from fairjudge._util._files import check_output_paths
+    from fairjudge._util._warnings import FairjudgeInputError
+
+    if tables:
+        from fairjudge.data._io import check_table_suffix
+
+        for label, path in outputs.items():
+            if path:
+                try:
+                    check_table_suffix(path)
+                except FairjudgeInputError as err:
+                    raise FairjudgeInputError(f"{label} {err}") from None
+    check_output_paths(outputs.items(), inputs.items())

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from fairjudge._cli._common import echo_json, incomplete_exit, report_provenance
+from fairjudge._cli._common import (
+    check_outputs,
+    echo_json,
+    incomplete_exit,
+    input_options,
+    report_provenance,
+)
 from fairjudge._cli._options import (
     backend_from_environment_only,
     build_backends,
@@ -70,6 +74,7 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
     stability, invalid outputs, accuracy against --gold, length and markdown bias, and
     self-preference (items with a `source` column); probes are scored as controlled tests.
     """
+    from fairjudge._util._files import atomic_write
     from fairjudge.audit import audit_judge, load_gold
     from fairjudge.data import load_items, read_table
     from fairjudge.report import audit_html, render_audits
@@ -80,6 +85,9 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
     if bool(verdicts) == bool(params["backend"]):
         raise click.UsageError("give either recorded VERDICTS or --backend (with --pairs "
                                "and/or --probes)")
+    check_outputs({"--html": html_path},
+                  {"VERDICTS": verdicts, "--items": items, "--gold": gold, "--pairs": pairs,
+                   "--probes": probes, **input_options(params)}, tables=False)
     item_table = load_items(items) if items else None
     gold_table = load_gold(gold) if gold else None
     probe_table = read_table(probes) if probes else None
@@ -111,10 +119,10 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
         provenance = report_provenance(verdicts, items, gold, pairs, probes, params["replay"],
                                        params["prices"], params["templates"],
                                        seed=params["seed"])
-        Path(html_path).write_text(audit_html(run.audits, probe_scores=scores,
-                                              probe_by_judge=by_judge or None, costs=costs,
-                                              provenance=provenance),
-                                   encoding="utf-8")
+        with atomic_write(html_path) as handle:
+            handle.write(audit_html(run.audits, probe_scores=scores,
+                                    probe_by_judge=by_judge or None, costs=costs,
+                                    provenance=provenance))
     if params["as_json"]:
         echo_json(run.to_dict())
     else:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import echo_json
+from fairjudge._cli._common import check_outputs, echo_json
 from fairjudge._cli._options import cache_option, default_cache_path, json_option
 
 
@@ -34,14 +34,16 @@ def stats(cache_path, as_json):
     if as_json:
         echo_json(info)
         return
-    click.echo(f"{info['path']}: {info['entries']} completions, {info['bytes'] / 1e6:.1f} MB")
+    click.echo(f"{info['path']}: {info['entries']:,} completions, "
+               f"{info['bytes'] / 1e6:,.1f} MB")
     for row in info["by_model"]:
         endpoint = f" at {row['endpoint']}" if row["endpoint"] else ""
-        click.echo(f"  {row['backend']}:{row['model']}{endpoint}  {row['entries']} completions, "
-                   f"{row['input_tokens']} in / {row['output_tokens']} out tokens")
-    click.echo("  kinds: " + ", ".join(f"{k} {v}" for k, v in info["by_kind"].items()))
+        click.echo(f"  {row['backend']}:{row['model']}{endpoint}  {row['entries']:,} "
+                   f"completions, {row['input_tokens']:,} in / {row['output_tokens']:,} out "
+                   "tokens")
+    click.echo("  kinds: " + ", ".join(f"{k} {v:,}" for k, v in info["by_kind"].items()))
     if info["legacy_entries"]:
-        click.echo(f"  {info['legacy_entries']} entries from before endpoints entered the key "
+        click.echo(f"  {info['legacy_entries']:,} entries from before endpoints entered the key "
                    "(each is bound to the first endpoint that asks for it)")
 
 
@@ -50,9 +52,10 @@ def stats(cache_path, as_json):
 @cache_option
 def export(out, cache_path):
     """Write every cached call (request, raw completion, usage) to OUT as JSONL."""
+    check_outputs({"OUT": out}, {"--cache": cache_path or default_cache_path()}, tables=False)
     with _open(cache_path) as store:
         n = store.export(out)
-    click.echo(f"exported {n} completions to {out}")
+    click.echo(f"exported {n:,} completions to {out}")
 
 
 @cache.command()
@@ -67,4 +70,4 @@ def clear(cache_path, backend, model, yes):
         return
     with _open(cache_path) as store:
         n = store.clear(backend=backend, model=model)
-    click.echo(f"deleted {n} completions")
+    click.echo(f"deleted {n:,} completions")

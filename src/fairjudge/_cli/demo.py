@@ -25,6 +25,7 @@ def demo(out, seed, oracles):
     top-k recall vs budget for the acquisition rules."""
     import pandas as pd
 
+    from fairjudge._util._files import check_output_folder
     from fairjudge.active import (
         TopkExperimentConfig,
         make_oracle,
@@ -37,6 +38,7 @@ def demo(out, seed, oracles):
     from fairjudge.report import format_recall_table, render, write_topk_report
     from fairjudge.stats import mean_and_se
 
+    check_output_folder("--out", out)
     start = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,7 +79,7 @@ def demo(out, seed, oracles):
                 rows.append({"judge": judge, "model": model, "oracle": o,
                              "recall": topk_recall(fit.topk(k), quality, k)})
     full = pd.DataFrame(rows)
-    full.to_csv(out / "full_data_recall.csv", index=False)
+    write_table(full, out / "full_data_recall.csv")
     for judge in ("cheap-biased", "unbiased"):
         parts = []
         for model in ("naive", "bias-aware"):

@@ -46,6 +46,7 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
          k_values,
          large_n, large_k, samples, seed, jobs, out, as_json):
     """Offline top-k protocol: oracles x seeds, budgets, rules, naive vs bias-aware."""
+    from fairjudge._util._files import check_output_folder
     from fairjudge.active import (
         RULES,
         TopkExperimentConfig,
@@ -55,6 +56,7 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
     from fairjudge.models import model_names
     from fairjudge.report import write_topk_report
 
+    check_output_folder("--out", out)
     known_models = model_names()
 
     rule_list = tuple(r.strip() for r in rules.split(",") if r.strip())

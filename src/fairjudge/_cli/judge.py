@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import echo_json, incomplete_exit
+from fairjudge._cli._common import check_outputs, echo_json, incomplete_exit, input_options
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
     build_backends,
@@ -21,18 +21,20 @@ from fairjudge._cli._options import (
     seed_option,
 )
 
-TABLE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+REFERENCES = "the reference answers table"
 
 
-def check_output(path: str, option: str = "--out") -> None:
-    """Fail before any call is paid for if an output file cannot be written."""
-    target = Path(path)
-    if target.suffix.lower() not in TABLE_SUFFIXES:
-        raise click.BadParameter(f"{path}: unknown table format {target.suffix!r}; use .jsonl, "
-                                 ".csv or .parquet", param_hint=option)
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise click.BadParameter(f"{path}: folder {parent} does not exist", param_hint=option)
+def judge_outputs(out: str, aggregate_path: str | None, strategy, n_backends: int) -> dict:
+    """The files a run writes: ``out`` (every call), the per-pair aggregate (``--aggregate``,
+    or ``<out>.aggregate<suffix>`` for multi-call strategies) and, for strategies that
+    generate reference answers, ``<out>.references<suffix>``; None where not written."""
+    path = Path(out)
+    if aggregate_path is None and (strategy.cost_multiplier(n_backends) > 1
+                                   or strategy.needs_reference):
+        aggregate_path = str(path.with_name(f"{path.stem}.aggregate{path.suffix}"))
+    references = (str(path.with_name(f"{path.stem}.references{path.suffix}"))
+                  if strategy.needs_reference else None)
+    return {"--out": out, "--aggregate": aggregate_path, REFERENCES: references}
 
 
 @click.command()
@@ -68,9 +70,9 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
     from fairjudge.strategies import get_strategy, judge_pairs
 
     chosen = get_strategy(strategy)
-    for path, option in ((out, "--out"), (aggregate_path, "--aggregate")):
-        if path:
-            check_output(path, option)
+    outputs = judge_outputs(out, aggregate_path, chosen, len(params["backend"] or ()))
+    check_outputs(outputs, {"PAIRS": pairs, "--questions": questions, "--items": items,
+                            **input_options(params)})
     table = load_pairs(pairs, questions=questions, items=items)
     template = params.get("template")
     if "hf" in params["backend"] and template is None:
@@ -98,20 +100,14 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
         return ExitCode.INTERRUPTED
     finally:
         cache.close()
-    write_table(result.calls, out)
-    written = [out]
-    multi = chosen.cost_multiplier(len(backends)) > 1 or chosen.needs_reference
-    if aggregate_path is None and multi:
-        path = Path(out)
-        aggregate_path = str(path.with_name(f"{path.stem}.aggregate{path.suffix}"))
-    if aggregate_path:
-        write_table(result.aggregate, aggregate_path)
-        written.append(aggregate_path)
-    if result.references is not None and len(result.references):
-        path = Path(out)
-        references_path = str(path.with_name(f"{path.stem}.references{path.suffix}"))
-        write_table(result.references, references_path)
-        written.append(references_path)
+    references = result.references
+    tables = {"--out": result.calls, "--aggregate": result.aggregate,
+              REFERENCES: references if references is not None and len(references) else None}
+    written = []
+    for option, path in outputs.items():
+        if path and tables[option] is not None:
+            write_table(tables[option], path)
+            written.append(path)
     details = result.aggregate["outcome_detail"].value_counts().to_dict()
     if params["as_json"]:
         echo_json({"strategy": chosen.name, "pairs": len(table),
@@ -120,8 +116,9 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
                    "report": report.as_dict(), "cache": str(cache_path),
                    "written": [os.path.abspath(p) for p in written]})
     else:
-        click.echo(f"{chosen.name} ({chosen.title}): {len(result.aggregate)}/{len(table)} pairs "
-                   f"judged; outcomes {details}", err=True)
+        click.echo(f"{chosen.name} ({chosen.title}): {len(result.aggregate):,}/{len(table):,} "
+                   "pairs judged; outcomes "
+                   + ", ".join(f"{kind} {n:,}" for kind, n in details.items()), err=True)
         click.echo(report.summary(), err=True)
         click.echo(f"cache: {cache_path}", err=True)
         click.echo(f"wrote {', '.join(written)}", err=True)

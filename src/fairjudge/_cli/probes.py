@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from fairjudge._cli._common import check_outputs
 from fairjudge._cli._options import seed_option
 
 
@@ -19,8 +20,10 @@ def probes(records, out, seed, kinds):
     from fairjudge.data import read_table, write_table
     from fairjudge.probes import build_probes
 
+    check_outputs({"--out": out}, {"RECORDS": records})
     table = build_probes(read_table(records), seed=seed,
                          kinds=tuple(k.strip().upper() for k in kinds.split(",") if k.strip()))
     write_table(table, out)
     counts = table["bias_type"].value_counts().to_dict()
-    click.echo(f"wrote {len(table)} probe pairs to {out}: {counts}")
+    click.echo(f"wrote {len(table):,} probe pairs to {out}: "
+               + ", ".join(f"{kind} {n:,}" for kind, n in counts.items()))

@@ -17,7 +17,7 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
               help="Ranking model.")
 @click.option("--covariates", default=None, envvar="FAIRJUDGE_COVARIATES",
               help="Comma-separated covariate columns (default: every numeric column but "
-                   "quality).")
+                   "quality, question_id, question and source).")
 @click.option("--anchors", type=click.Path(dir_okay=False), default=None,
               help="Trusted pairwise labels (verdict table); gates the bias correction.")
 @click.option("--prior-precision", type=float, default=1.0, show_default=True,

@@ -111,7 +111,7 @@ def _one(backends):
 
 
 def _print(result, rule, model, k) -> None:
-    click.echo(f"rule {rule}, model {model}: {len(result.queried)} comparisons spent "
+    click.echo(f"rule {rule}, model {model}: {len(result.queried):,} comparisons spent "
                f"(stopped: {result.stopped})")
     click.echo(f"top-{k}: {', '.join(result.topk)}")
     click.echo("P(top-k): " + ", ".join(f"{i} {result.membership[i]:.2f}" for i in

@@ -7,7 +7,7 @@ import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._io import _as_frame
-from fairjudge.data._schema import WINNER_VALUES, _first_bad, _ids_as_str, _where
+from fairjudge.data._schema import WINNER_VALUES, _first_bad, _ids_as_str, _where, require_fields
 
 
 def load_gold(source) -> pd.DataFrame:
@@ -22,13 +22,8 @@ def load_gold(source) -> pd.DataFrame:
         naming the file and the record.
     """
     frame = _as_frame(source, "gold")
-    src = frame.attrs.get("source", "gold")
-    if len(frame) == 0:
-        raise FairjudgeInputError(f"{src}: no gold labels found")
-    for field in ("item_a", "item_b", "winner"):
-        if field not in frame.columns:
-            raise FairjudgeInputError(f"{src}: missing field `{field}`; a gold table needs "
-                                      "item_a, item_b, winner (a, b or tie)")
+    src = require_fields(frame, ("item_a", "item_b", "winner"), noun="gold labels",
+                         needs="a gold table needs item_a, item_b, winner (a, b or tie)")
     out = frame.copy()
     for field in ("item_a", "item_b"):
         out[field] = _ids_as_str(frame[field])

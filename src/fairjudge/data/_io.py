@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
+from fairjudge._util._files import atomic_write, not_utf8_error, open_text
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import validate_items, validate_verdicts
 
@@ -24,9 +24,13 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     Raises
     ------
     FairjudgeInputError
-        If the file is missing, empty, of an unknown format, or a line is not valid JSON.
+        If the file is missing, a folder, empty, of an unknown format, not UTF-8 (naming
+        the line of the first bad byte), or a line is not valid JSON. A UTF-8 byte-order
+        mark at the start is skipped in every text format.
     """
     path = Path(path)
+    if path.is_dir():
+        raise FairjudgeInputError(f"{path}: is a folder; expected a table file")
     if not path.is_file():
         raise FairjudgeInputError(f"{path}: no such file")
     suffix = "".join(s for s in path.suffixes[-2:] if s != ".gz").lower() or path.suffix
@@ -35,19 +39,13 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         raise FairjudgeInputError(f"{path.name}: file is empty")
     try:
         frame, location = _read_by_suffix(path, suffix)
-    except UnicodeDecodeError as err:
-        raise FairjudgeInputError(f"{path.name}: not UTF-8 text ({err.reason} at byte "
-                                  f"{err.start}); save the file as UTF-8") from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path) from None
+    except PermissionError:
+        raise FairjudgeInputError(f"{path}: permission denied") from None
     frame.attrs["source"] = path.name
     frame.attrs["location"] = location
     return frame
-
-
-def _open_text(path: Path):
-    """Text handle for a file; ``.gz`` files are decompressed."""
-    if path.suffix.lower() == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8", newline="")
 
 
 def _read_by_suffix(path: Path, suffix: str):
@@ -58,9 +56,11 @@ def _read_by_suffix(path: Path, suffix: str):
     elif suffix in ("csv", "tsv"):
         sep = "\t" if suffix == "tsv" else ","
         try:
-            # Ids are names, not numbers: "007" must stay "007".
-            with _open_text(path) as handle:
-                frame = pd.read_csv(handle, sep=sep, dtype={c: str for c in ID_COLUMNS})
+            # Ids are names, not numbers: "007" must stay "007"; and an answer that reads
+            # "42" is the text "42", not the number 42.0.
+            with open_text(path) as handle:
+                frame = pd.read_csv(handle, sep=sep,
+                                    dtype={c: str for c in ID_COLUMNS + TEXT_COLUMNS})
         except pd.errors.EmptyDataError:
             raise FairjudgeInputError(f"{path.name}: file is empty") from None
         except pd.errors.ParserError as err:
@@ -88,12 +88,14 @@ def _read_by_suffix(path: Path, suffix: str):
 
 
 ID_COLUMNS = ("id", "item_a", "item_b", "model_a", "model_b", "judge", "question_id")
+#: Columns holding texts (answers, questions), read from CSV as strings whatever they look like.
+TEXT_COLUMNS = ("text", "question", "answer", "a", "b", "reference")
 
 
 def _csv_record_lines(path: Path, sep: str, n_records: int) -> pd.Index:
     """The line on which each CSV record starts (blank lines and quoted newlines counted)."""
     starts = []
-    with _open_text(path) as handle:
+    with open_text(path) as handle:
         reader = csv.reader(handle, delimiter=sep)
         next(reader, None)  # header
         previous = reader.line_num
@@ -112,24 +114,28 @@ def iter_jsonl(path: Path):
     Raises
     ------
     FairjudgeInputError
-        Naming the file and line of invalid JSON or of a record that is not an object.
+        Naming the file and line of invalid JSON, of a byte that is not UTF-8, or of a
+        record that is not an object.
     """
-    with _open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise FairjudgeInputError(
-                    f"{path.name} line {number}: not valid JSON ({err.msg})"
-                ) from None
-            if not isinstance(record, dict):
-                raise FairjudgeInputError(
-                    f"{path.name} line {number}: expected a JSON object, got "
-                    f"{type(record).__name__}"
-                )
-            yield number, record
+    with open_text(path) as handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise FairjudgeInputError(
+                        f"{path.name} line {number}: not valid JSON ({err.msg})"
+                    ) from None
+                if not isinstance(record, dict):
+                    raise FairjudgeInputError(
+                        f"{path.name} line {number}: expected a JSON object, got "
+                        f"{type(record).__name__}"
+                    )
+                yield number, record
+        except UnicodeDecodeError:  # raised by the decoder while reading a line
+            raise not_utf8_error(path) from None
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
@@ -144,7 +150,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 def _read_json_array(path: Path) -> pd.DataFrame:
     try:
-        with _open_text(path) as handle:
+        with open_text(path) as handle:
             data = json.loads(handle.read())
     except json.JSONDecodeError as err:
         raise FairjudgeInputError(
@@ -204,7 +210,8 @@ def load_items(source, covariates: list[str] | None = None) -> pd.DataFrame:
     source : path or pandas.DataFrame
         Table with ``id``, optional ``text``, numeric covariates and optional ``quality``.
     covariates : list of str, optional
-        Which numeric columns are covariates; default: every numeric column but ``quality``.
+        Which numeric columns are covariates; default: every mostly-numeric column but
+        ``quality`` and the label columns (see :func:`fairjudge.data.validate_items`).
 
     Returns
     -------
@@ -215,17 +222,38 @@ def load_items(source, covariates: list[str] | None = None) -> pd.DataFrame:
     return validate_items(frame, covariates)
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a table as JSONL, CSV or Parquet according to the file suffix."""
+#: Suffixes :func:`write_table` writes.
+WRITE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet", ".pq")
+
+
+def check_table_suffix(path: str | os.PathLike) -> None:
+    """Raise :class:`FairjudgeInputError` unless :func:`write_table` can write ``path``'s
+    format (checked before a long run, not after it)."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    elif suffix == ".csv":
-        frame.to_csv(path, index=False)
-    elif suffix in (".parquet", ".pq"):
-        frame.to_parquet(path, index=False)
-    else:
+    if path.suffix.lower() not in WRITE_SUFFIXES:
         raise FairjudgeInputError(
-            f"{path.name}: unknown table format {suffix!r}; expected .jsonl, .csv or .parquet"
-        )
+            f"{path}: unknown table format {path.suffix!r}; use .jsonl, .csv or .parquet")
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a table as JSONL, CSV or Parquet according to the file suffix.
+
+    The file is written atomically: a run killed while writing leaves the previous file (or
+    none), never a truncated one.
+
+    Raises
+    ------
+    FairjudgeInputError
+        For a suffix other than ``.jsonl``, ``.ndjson``, ``.csv``, ``.parquet``, ``.pq``.
+    """
+    check_table_suffix(path)
+    suffix = Path(path).suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        with atomic_write(path, "wb") as handle:
+            frame.to_parquet(handle, index=False)
+    else:
+        with atomic_write(path) as handle:
+            if suffix == ".csv":
+                frame.to_csv(handle, index=False)
+            else:
+                frame.to_json(handle, orient="records", lines=True, force_ascii=False)

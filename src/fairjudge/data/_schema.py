@@ -67,6 +67,12 @@ ORDERS = ("ab", "ba")
 VERDICT_COVARIATE_SUFFIXES = ("_a", "_b", "_diff")
 DEFAULT_JUDGE = "judge"
 ITEM_RESERVED = ("id", "text", "quality")
+#: Item columns that hold labels, never covariates by default, even when their values look
+#: like numbers (``"question_id": 81``).
+ITEM_LABELS = ("question_id", "question", "source")
+#: A column is a covariate by default when at least this share of its non-missing values
+#: are numbers (see :func:`validate_items`).
+NUMERIC_SHARE = 0.5
 
 #: Score credited to the first-shown item for each outcome.  A tie is half a win for each
 #: side; this one rule is used by every model in :mod:`fairjudge.models`.
@@ -114,6 +120,24 @@ def _where(frame: pd.DataFrame, position: int) -> str:
     source = frame.attrs.get("source", "<table>")
     unit = frame.attrs.get("location", "row")
     return f"{source} {unit} {frame.index[position]}"
+
+
+def require_fields(frame: pd.DataFrame, fields, *, noun: str, needs: str) -> str:
+    """The table's source name, after checking it has rows and every one of ``fields``.
+
+    Raises
+    ------
+    FairjudgeInputError
+        ``"gold.jsonl: no gold labels found"``, or ``"pairs.jsonl: missing field `b`;
+        <needs>"``.
+    """
+    source = frame.attrs.get("source", noun)
+    if len(frame) == 0:
+        raise FairjudgeInputError(f"{source}: no {noun} found")
+    for field in fields:
+        if field not in frame.columns:
+            raise FairjudgeInputError(f"{source}: missing field `{field}`; {needs}")
+    return source
 
 
 def _first_bad(mask: np.ndarray) -> int | None:
@@ -444,6 +468,82 @@ def _from_arena(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _number(value) -> float | None:
+    """``value`` as a float if it is a number, a boolean or a string that reads as a number
+    (``"12"``, ``" 3.5 "``: every CSV value is a string, so JSON and CSV agree); NaN if it
+    is missing; None if it is anything else (``"long"``, a list, an object)."""
+    if is_missing(value) or value is pd.NaT:
+        return float("nan")
+    if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        if not value.strip():
+            return float("nan")
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Float values of a column and a mask of the values that are not numbers at all."""
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        numeric = values.to_numpy(dtype=float, na_value=np.nan)
+        return numeric, np.zeros(len(values), dtype=bool)
+    parsed = [_number(v) for v in values]
+    not_number = np.array([p is None for p in parsed], dtype=bool)
+    numeric = np.array([np.nan if p is None else p for p in parsed], dtype=float)
+    return numeric, not_number
+
+
+def _default_covariates(frame: pd.DataFrame) -> list[str]:
+    """Every column whose non-missing values are mostly numbers (booleans last), except the
+    reserved and label columns."""
+    numeric, flags = [], []
+    for column in frame.columns:
+        if column in ITEM_RESERVED or column in ITEM_LABELS:
+            continue
+        values = frame[column]
+        if pd.api.types.is_bool_dtype(values):
+            flags.append(column)
+            continue
+        if pd.api.types.is_numeric_dtype(values):
+            numeric.append(column)
+            continue
+        present = values.notna().to_numpy(dtype=bool)
+        if not present.any():
+            continue
+        parsed, not_number = _numbers(values[present])
+        if (~not_number & ~np.isnan(parsed)).mean() >= NUMERIC_SHARE:
+            # A numeric column with a few bad values: an error below, never a silent drop.
+            numeric.append(column)
+    return numeric + flags
+
+
+def _check_text_column(frame: pd.DataFrame, field: str) -> None:
+    """Every present value of ``field`` must be a string (not a number, list or object)."""
+    if field not in frame.columns:
+        return
+    values = frame[field]
+    bad = _first_bad(np.array([not (isinstance(v, str) or is_missing(v)) for v in values],
+                              dtype=bool))
+    if bad is not None:
+        value = values.iloc[bad]
+        kind = ("a boolean" if isinstance(value, (bool, np.bool_)) else
+                "a number" if isinstance(value, (int, float, np.number)) else
+                "a list" if isinstance(value, (list, tuple, np.ndarray)) else
+                "an object" if isinstance(value, dict) else type(value).__name__)
+        raise FairjudgeInputError(
+            f"{_where(frame, bad)}: field `{field}` must be a string (a text in quotes); got "
+            f"{kind}, {value!r}")
+
+
+def is_missing(value) -> bool:
+    """None, NaN or pd.NA: a value the record does not give."""
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+
+
 def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> pd.DataFrame:
     """Validate and normalise an item table.
 
@@ -452,8 +552,12 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
     frame : pandas.DataFrame
         Raw table with an ``id`` column.
     covariates : list of str, optional
-        Covariate columns to keep. By default every numeric column other than ``quality``
-        is a covariate.
+        Covariate columns to keep. By default every column whose non-missing values are
+        mostly (at least half) numbers is a covariate, except ``id``, ``text``, ``quality``
+        and the label columns ``question_id``, ``question`` and ``source``. A number may be
+        written as a string (``"12"``) in JSON as it is in CSV; any other value in a
+        covariate column (``"long"``, a missing value) is an error, so a stray value never
+        silently removes a covariate.
 
     Returns
     -------
@@ -465,8 +569,17 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
     Raises
     ------
     FairjudgeInputError
-        On an empty table, a missing or duplicate id, an unknown or non-numeric covariate,
-        or a missing (NaN) covariate value, naming file, line and field.
+        On an empty table, a missing or duplicate id, a ``text`` that is not a string, an
+        unknown covariate, or a covariate or ``quality`` value that is not a finite number,
+        naming file, line and field.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> items = validate_items(pd.DataFrame({"id": [1, 2], "length": [10, "12"],
+    ...                                      "source": ["a", "b"]}))
+    >>> items.attrs["covariates"], items["length"].tolist()
+    (['length'], [10.0, 12.0])
     """
     source = frame.attrs.get("source", "<table>")
     if len(frame) == 0:
@@ -490,23 +603,14 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
         raise FairjudgeInputError(
             f"{source}: duplicate item id {dup_id!r} at {unit}s {where}; ids must be unique"
         )
+    _check_text_column(frame, "text")
     if covariates is None:
-        covariates = [
-            c
-            for c in frame.columns
-            if c not in ITEM_RESERVED
-            and pd.api.types.is_numeric_dtype(frame[c])
-            and not pd.api.types.is_bool_dtype(frame[c])
-        ] + [c for c in frame.columns if pd.api.types.is_bool_dtype(frame[c])]
+        covariates = _default_covariates(frame)
     else:
         covariates = list(covariates)
         for name in covariates:
             if name not in frame.columns:
-                numeric = [
-                    c
-                    for c in frame.columns
-                    if c not in ITEM_RESERVED and pd.api.types.is_numeric_dtype(frame[c])
-                ]
+                numeric = [c for c in _default_covariates(frame) if c in frame.columns]
                 raise FairjudgeInputError(
                     f"{source}: covariate `{name}` is not a column; numeric columns are "
                     f"{', '.join(numeric) or 'none'}"
@@ -516,7 +620,7 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
                     f"{source}: `{name}` cannot be a covariate (reserved column)"
                 )
     for name in covariates:
-        values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+        values, _ = _numbers(frame[name])
         bad = _first_bad(~np.isfinite(values))
         if bad is not None:
             raise FairjudgeInputError(
@@ -525,7 +629,7 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
             )
         frame[name] = values
     if "quality" in frame.columns:
-        quality = pd.to_numeric(frame["quality"], errors="coerce").to_numpy(dtype=float)
+        quality, _ = _numbers(frame["quality"])
         bad = _first_bad(~np.isfinite(quality))
         if bad is not None:
             raise FairjudgeInputError(

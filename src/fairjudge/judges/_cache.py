@@ -38,6 +38,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from fairjudge._util._files import atomic_write
 from fairjudge.judges._types import Completion, JudgeRequest, Usage
 
 SCHEMA_VERSION = "2"
@@ -367,7 +368,7 @@ class CompletionCache:
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM completions ORDER BY created").fetchall()
-        with open(path, "w", encoding="utf-8") as handle:
+        with atomic_write(path) as handle:  # a killed export leaves no truncated file
             for row in rows:
                 record = dict(zip(_COLUMNS, row))
                 for field in ("logprobs", "label_probabilities", "request"):

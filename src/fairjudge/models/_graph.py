@@ -12,6 +12,29 @@ from fairjudge._util._warnings import ComparisonGraphWarning
 from fairjudge.data._encode import Comparisons
 
 
+def pair_components(n_items: int, first, second) -> list[np.ndarray]:
+    """Connected components of the undirected graph with an edge per compared pair.
+
+    Parameters
+    ----------
+    n_items : int
+    first, second : array_like of int, shape (M,)
+        Item indices of the two sides of each comparison.
+
+    Returns
+    -------
+    list of ndarray of int
+        Item indices of each component, largest first; an item never compared is its own
+        component.
+    """
+    first = np.asarray(first, dtype=np.int64)
+    second = np.asarray(second, dtype=np.int64)
+    graph = coo_matrix((np.ones(first.size), (first, second)), shape=(n_items, n_items))
+    n_comp, labels = connected_components(graph, directed=False)
+    comps = [np.flatnonzero(labels == c) for c in range(n_comp)]
+    return sorted(comps, key=lambda c: (-c.size, c[0]))
+
+
 def comparison_components(comparisons: Comparisons) -> list[np.ndarray]:
     """Connected components of the undirected comparison graph, largest first.
 
@@ -20,20 +43,14 @@ def comparison_components(comparisons: Comparisons) -> list[np.ndarray]:
     list of ndarray of int
         Item indices of each component; an item never compared is its own component.
     """
-    n = comparisons.n_items
-    graph = coo_matrix((np.ones(len(comparisons)), (comparisons.first, comparisons.second)),
-                       shape=(n, n))
-    n_comp, labels = connected_components(graph, directed=False)
-    comps = [np.flatnonzero(labels == c) for c in range(n_comp)]
-    return sorted(comps, key=lambda c: (-c.size, c[0]))
+    return pair_components(comparisons.n_items, comparisons.first, comparisons.second)
 
 
-def describe_components(comparisons: Comparisons, components: list[np.ndarray],
-                        max_shown: int = 4) -> str:
-    ids = comparisons.item_ids
+def describe_components(item_ids, components: list[np.ndarray], max_shown: int = 4) -> str:
+    """``{'a', 'b', 'c'}; {'dog', 'emu'}``: the first items of the first components."""
     parts = []
     for comp in components[:max_shown]:
-        names = ", ".join(repr(ids[i]) for i in comp[:4])
+        names = ", ".join(repr(item_ids[i]) for i in comp[:4])
         more = f", ... ({comp.size} items)" if comp.size > 4 else ""
         parts.append("{" + names + more + "}")
     if len(components) > max_shown:
@@ -41,14 +58,20 @@ def describe_components(comparisons: Comparisons, components: list[np.ndarray],
     return "; ".join(parts)
 
 
-def warn_if_disconnected(comparisons: Comparisons) -> list[np.ndarray]:
-    """Warn with :class:`ComparisonGraphWarning` naming the components if there are several."""
-    components = comparison_components(comparisons)
+def warn_disconnected(components: list[np.ndarray], item_ids, *, stacklevel: int = 2) -> None:
+    """Warn with :class:`ComparisonGraphWarning` naming the components if there are several
+    (the one message of ``rank``, ``select`` and every fit)."""
     if len(components) > 1:
         warnings.warn(
             f"the comparison graph has {len(components)} disconnected components "
-            f"({describe_components(comparisons, components)}); scores are comparable only "
+            f"({describe_components(item_ids, components)}); scores are comparable only "
             "within a component, and across components they are set by the prior alone. "
             "Add comparisons that link the components.",
-            ComparisonGraphWarning, stacklevel=4)
+            ComparisonGraphWarning, stacklevel=stacklevel + 1)
+
+
+def warn_if_disconnected(comparisons: Comparisons) -> list[np.ndarray]:
+    """Warn with :class:`ComparisonGraphWarning` naming the components if there are several."""
+    components = comparison_components(comparisons)
+    warn_disconnected(components, comparisons.item_ids, stacklevel=4)
     return components

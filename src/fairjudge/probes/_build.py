@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -10,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._schema import is_missing as _missing
 from fairjudge.probes._registry import (
     EXPECTED_VERDICTS,
     AnswerRecord,
@@ -24,12 +24,6 @@ from fairjudge.probes._registry import (
 #: Columns of the probe table, in order.
 PROBE_COLUMNS = ("id", "bias_type", "question", "a", "b", "expected_verdict", "target",
                  "source_a", "source_b", "construction_notes", "record_id")
-
-
-def _missing(value) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    return isinstance(value, float) and math.isnan(value)
 
 
 def answer_records(records) -> list[AnswerRecord]:
@@ -52,6 +46,7 @@ def answer_records(records) -> list[AnswerRecord]:
     FairjudgeInputError
         Naming the record and field that breaks a rule.
     """
+    where = _record_names(records)
     if isinstance(records, pd.DataFrame):
         rows = records.to_dict("records")
     elif isinstance(records, (list, tuple)):
@@ -73,24 +68,41 @@ def answer_records(records) -> list[AnswerRecord]:
             value = row.get(field)
             if _missing(value) or not isinstance(value, str) or not value.strip():
                 raise FairjudgeInputError(
-                    f"`records` record {position}: field `{field}` must be a non-empty "
+                    f"{where(position)}: field `{field}` must be a non-empty "
                     f"string; got {value!r}")
         if has_ids:
             if _missing(row.get("id")) or not str(row.get("id")).strip():
                 raise FairjudgeInputError(
-                    f"`records` record {position}: field `id` is missing; give every record "
+                    f"{where(position)}: field `id` is missing; give every record "
                     "an id or none")
             rid = str(row["id"]).strip()
         else:
             rid = str(position)
         if rid in seen:
-            raise FairjudgeInputError(f"`records` records {seen[rid]} and {position} share "
-                                      f"the id {rid!r}; ids must be unique")
+            raise FairjudgeInputError(f"{where(seen[rid], position)} share the id {rid!r}; "
+                                      "ids must be unique")
         seen[rid] = position
         source = row.get("source")
         source = None if _missing(source) or not str(source).strip() else str(source).strip()
         out.append(AnswerRecord(rid, row["question"].strip(), row["answer"].strip(), source))
     return out
+
+
+def _record_names(records) -> Callable[..., str]:
+    """How errors name records: ``answers.jsonl line 7`` for a table read from a file (its
+    index holds the line numbers), "`records` record 6" (counted from 0) otherwise."""
+    attrs = records.attrs if isinstance(records, pd.DataFrame) else {}
+    if "source" not in attrs:
+        def name(*positions):
+            noun = "record" if len(positions) == 1 else "records"
+            return f"`records` {noun} {' and '.join(map(str, positions))}"
+        return name
+    unit = attrs.get("location", "row")
+
+    def name(*positions):
+        labels = " and ".join(str(records.index[p]) for p in positions)
+        return f"{attrs['source']} {unit}{'s' if len(positions) > 1 else ''} {labels}"
+    return name
 
 
 def _check_build_args(kinds, seed, rewriter, per_kind) -> tuple[list[ProbeKind], dict]:

@@ -23,6 +23,8 @@ from fairjudge.report._provenance import InputFile, Provenance
 from fairjudge.report._tables import (
                                      format_ablation_2x2,
                                      format_bias_estimates,
+                                     format_count,
+                                     format_estimate,
                                      format_full_data_table,
                                      format_full_data_tests,
                                      format_mean_se,
@@ -43,6 +45,8 @@ __all__ = [
     "comparison_tables",
     "format_ablation_2x2",
     "format_bias_estimates",
+    "format_count",
+    "format_estimate",
     "format_full_data_table",
     "format_full_data_tests",
     "format_mean_se",

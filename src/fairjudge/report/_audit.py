@@ -9,14 +9,11 @@ from fairjudge.audit._compare import pareto_front
 from fairjudge.report._html import figure_data_uri, html_table, render_html
 from fairjudge.report._plots import bias_heatmap, consistency_gap_plot, pareto_plot
 from fairjudge.report._provenance import Provenance
-from fairjudge.report._tables import format_p
+from fairjudge.report._tables import format_count, format_estimate, format_p
 
 
 def _ci(est, digits=3) -> str:
-    if est is None or not np.isfinite(est.estimate):
-        return "n/a"
-    return (f"{est.estimate:.{digits}f} [{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}] "
-            f"n={est.n}")
+    return format_estimate(est, digits)
 
 
 def comparison_tables(comparison) -> dict[str, pd.DataFrame]:
@@ -68,7 +65,7 @@ def render_comparison(comparison) -> str:
 def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str:
     lines = []
     for judge, a in audits.items():
-        lines.append(f"judge {judge}: {a.n_verdicts} verdicts")
+        lines.append(f"judge {judge}: {format_count(a.n_verdicts)} verdicts")
         lines.append(f"  position consistency   {_ci(a.position_consistency)}")
         lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (0.5 = fair)")
         lines.append(f"  repetition stability   {_ci(a.repetition_stability)}")

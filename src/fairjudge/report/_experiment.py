@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairjudge._util._files import atomic_write
 from fairjudge._util._json import dumps
 from fairjudge.report._plots import (
     plot_estimates_vs_truth,
@@ -111,11 +112,13 @@ def write_topk_report(results: dict, config, out_dir, *,
     written = []
     for name in ("budget", "full", "spend", "estimates", "config"):
         path = out / f"{name}.csv"
-        results[name].to_csv(path, index=name == "estimates")
+        with atomic_write(path) as handle:
+            results[name].to_csv(handle, index=name == "estimates")
         written.append(path)
     tables = format_topk_summary(summary)
     text = render_topk_summary(tables)
-    (out / "summary.txt").write_text(text + "\n", encoding="utf-8")
+    with atomic_write(out / "summary.txt") as handle:
+        handle.write(text + "\n")
     written.append(out / "summary.txt")
     report = {
         "config": results["config"].iloc[0].to_dict(),
@@ -124,7 +127,8 @@ def write_topk_report(results: dict, config, out_dir, *,
         "recall": summary.recall_records.to_dict(orient="records"),
         "full_data": summary.full_data_records.to_dict(orient="records"),
     }
-    (out / "summary.json").write_text(dumps(report) + "\n", encoding="utf-8")
+    with atomic_write(out / "summary.json") as handle:
+        handle.write(dumps(report) + "\n")
     written.append(out / "summary.json")
     written.append(plot_recall_vs_budget(summary.recall, out / "fig3_recall_vs_budget.png"))
     written.append(plot_estimates_vs_truth(results["estimates"], config.k,

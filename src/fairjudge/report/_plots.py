@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._files import atomic_write
+
 
 def _pyplot():
     import matplotlib
@@ -16,6 +18,18 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(plt, fig, path) -> Path:
+    """Lay out, write atomically (format from the suffix) and close a figure."""
+    fig.tight_layout()
+    path = Path(path)
+    try:
+        with atomic_write(path, "wb") as handle:
+            fig.savefig(handle, format=path.suffix.lstrip(".").lower() or "png", dpi=120)
+    finally:
+        plt.close(fig)
+    return path
 
 
 def plot_recall_vs_budget(recall: pd.DataFrame, path, *, title: str = "") -> Path:
@@ -39,11 +53,7 @@ def plot_recall_vs_budget(recall: pd.DataFrame, path, *, title: str = "") -> Pat
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     ax.set_title(title or "Top-k recall vs budget (mean ± s.e.)", fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_estimates_vs_truth(estimates: pd.DataFrame, k: int, path) -> Path:
@@ -65,11 +75,7 @@ def plot_estimates_vs_truth(estimates: pd.DataFrame, k: int, path) -> Path:
         ax.set_title(f"{model} model (full data)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_spend_by_distance(table: pd.DataFrame, path, *, budget: int) -> Path:
@@ -84,11 +90,7 @@ def plot_spend_by_distance(table: pd.DataFrame, path, *, budget: int) -> Path:
     ax.set_ylabel(f"comparisons per item (B={budget})")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def bias_heatmap(matrix: pd.DataFrame, title: str = "Bias by judge (signed)"):

@@ -10,6 +10,28 @@ import numpy as np
 import pandas as pd
 
 
+def format_count(n) -> str:
+    """A count as an integer with thousands separators: ``2,147,210`` (never ``2.14721e+06``).
+    A non-integral total (a sum of weights) keeps one decimal."""
+    if n is None or not np.isfinite(n):
+        return "n/a"
+    if float(n) == round(float(n)):
+        return f"{int(round(float(n))):,}"
+    return f"{float(n):,.1f}"
+
+
+def format_estimate(est, digits: int = 3) -> str:
+    """``0.512 [0.431, 0.590] n=1,204``; an unavailable interval (too few units) prints
+    ``[n/a]`` and a missing estimate ``n/a``."""
+    if est is None or not np.isfinite(est.estimate):
+        return "n/a"
+    if np.isfinite(est.ci_low) and np.isfinite(est.ci_high):
+        interval = f"[{est.ci_low:.{digits}f}, {est.ci_high:.{digits}f}]"
+    else:
+        interval = "[n/a]"
+    return f"{est.estimate:.{digits}f} {interval} n={format_count(est.n)}"
+
+
 def format_mean_se(mean: float, se: float, digits: int = 2) -> str:
     return f"{mean:.{digits}f} ± {se:.{digits}f}"
 

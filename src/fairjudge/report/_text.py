@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from fairjudge.report._tables import format_count
+
 
 def format_ranking(ranking, *, show: int | None = None) -> str:
     """Top-k table with membership probabilities, bias estimates and diagnostics."""
     frame = ranking.to_frame()
     show = show or max(ranking.k + 5, 10)
-    lines = [f"model: {ranking.fit.model}    k = {ranking.k}    "
-             f"items = {ranking.fit.n_items}    verdicts = {ranking.fit.n_comparisons:g}"]
+    d = ranking.diagnostics
+    verdicts = format_count(d.get("n_verdicts", ranking.fit.n_comparisons))
+    if abs(ranking.fit.n_comparisons - d.get("n_verdicts", ranking.fit.n_comparisons)) > 1e-9:
+        verdicts += f" (fitted weight {format_count(ranking.fit.n_comparisons)})"
+    lines = [f"model: {ranking.fit.model}    k = {format_count(ranking.k)}    "
+             f"items = {format_count(ranking.fit.n_items)}    verdicts = {verdicts}"]
     lines.append("")
     lines.append(f"{'rank':>4}  {'id':<20} {'score':>8} {'s.e.':>7} {'P(top-k)':>9}")
     for item, row in frame.head(show).iterrows():
@@ -16,7 +22,7 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
         lines.append(f"{int(row['rank']):>4}{mark} {str(item):<20} {row['score']:>8.3f} "
                      f"{row['std_error']:>7.3f} {row['membership']:>9.3f}")
     if len(frame) > show:
-        lines.append(f"      ... {len(frame) - show} more items")
+        lines.append(f"      ... {format_count(len(frame) - show)} more items")
     lines.append("")
     if len(ranking.bias):
         pct = int(round(ranking.level * 100))
@@ -26,16 +32,16 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                          f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]  s.e. {r.std_error:.4f}")
     else:
         lines.append("bias estimates: none (naive model)")
-    d = ranking.diagnostics
     lines.append("")
-    lines.append(f"diagnostics: {d.get('n_judges', 1)} judge(s); first-shown win rate "
-                 f"{d.get('first_shown_win_rate', float('nan')):.3f}; ties {d.get('ties', 0)}; "
-                 f"graph components {d.get('components', 1)}; converged {d.get('converged')} "
+    lines.append(f"diagnostics: {format_count(d.get('n_judges', 1))} judge(s); first-shown win "
+                 f"rate {d.get('first_shown_win_rate', float('nan')):.3f}; ties "
+                 f"{format_count(d.get('ties', 0))}; graph components "
+                 f"{format_count(d.get('components', 1))}; converged {d.get('converged')} "
                  f"in {d.get('n_iter')} Newton steps")
     gate = d.get("gate")
     if gate:
         lines.append(f"trusted-anchor gate: correction {'ENABLED' if gate['enabled'] else 'OFF'} "
-                     f"(agreement with {gate['n_anchors']} anchors: bias-aware "
+                     f"(agreement with {format_count(gate['n_anchors'])} anchors: bias-aware "
                      f"{gate['bias_aware_agreement']:.3f} vs naive {gate['naive_agreement']:.3f});"
                      f" scores from the {gate['model_used']} fit")
     for note in d.get("notes", []):

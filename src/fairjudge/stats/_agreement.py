@@ -17,7 +17,7 @@ from scipy import stats
 
 from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.stats._bootstrap import bootstrap_mean
+from fairjudge.stats._bootstrap import bootstrap_mean, percentile_interval
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval
 
@@ -309,12 +309,7 @@ def cohens_kappa(predicted, gold, *, labels=("a", "b", "tie"), clusters=None,
             rows = np.concatenate([members[c] for c in generator.integers(0, n, n)])
             replicates[r] = _kappa_from_codes(pred_codes[rows][None], gold_codes[rows][None],
                                               n_categories)[0]
-    replicates = replicates[np.isfinite(replicates)]
-    if replicates.size == 0:
-        low = high = float("nan")
-    else:
-        alpha = (1 - level) / 2
-        low, high = (float(q) for q in np.quantile(replicates, [alpha, 1 - alpha]))
+    low, high = percentile_interval(replicates, n, level)
     return Estimate(estimate, low, high, int(n), level,
                     "percentile bootstrap" if clusters is None else "cluster percentile bootstrap")
 

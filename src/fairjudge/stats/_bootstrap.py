@@ -27,6 +27,13 @@ def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 
         Bootstrap replicates (the debiasing study uses 2000).
     rng : seed or numpy.random.Generator
 
+    Returns
+    -------
+    Estimate
+        The mean, its interval and ``n`` (units: values, or clusters). With fewer than
+        :data:`MIN_UNITS` units a resample can only repeat the data, so the interval is
+        unavailable (NaN, printed "n/a") rather than a misleading zero width.
+
     Examples
     --------
     >>> e = bootstrap_mean([1, 1, 0, 1], rng=0)
@@ -57,6 +64,25 @@ def bootstrap_mean(values, *, clusters=None, level: float = 0.95, n_boot: int = 
         counts = np.bincount(codes, minlength=n).astype(float)
         draws = rng.integers(0, n, (n_boot, n))
         means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    low, high = percentile_interval(means, n, level)
+    return Estimate(float(values.mean()), low, high, int(n), level, method)
+
+
+#: Fewest independent units a bootstrap interval is computed from: resampling one unit only
+#: repeats it, giving a zero-width interval that claims certainty the data cannot give.
+MIN_UNITS = 2
+
+
+def percentile_interval(replicates, n_units: int, level: float) -> tuple[float, float]:
+    """The ``level`` percentile interval of bootstrap ``replicates`` (finite ones only).
+
+    Returns ``(nan, nan)`` when fewer than :data:`MIN_UNITS` units were resampled or no
+    replicate is finite.
+    """
+    replicates = np.asarray(replicates, dtype=float)
+    replicates = replicates[np.isfinite(replicates)]
+    if n_units < MIN_UNITS or replicates.size == 0:
+        return float("nan"), float("nan")
     alpha = (1 - level) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return Estimate(float(values.mean()), float(low), float(high), int(n), level, method)
+    low, high = np.quantile(replicates, [alpha, 1 - alpha])
+    return float(low), float(high)

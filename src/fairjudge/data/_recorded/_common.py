@@ -27,9 +27,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairjudge._util._files import open_text
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._features import text_features
-from fairjudge.data._io import _open_text, iter_jsonl
+from fairjudge.data._io import iter_jsonl
 from fairjudge.data._schema import Outcome
 
 #: Environment variable that points at the staged datasets (the ``shared/data`` directory).
@@ -170,7 +171,7 @@ def require(path: Path) -> Path:
 
 
 def read_json(path: Path):
-    with _open_text(require(path)) as handle:
+    with open_text(require(path)) as handle:
         try:
             return json.load(handle)
         except json.JSONDecodeError as err:

@@ -1,0 +1,47 @@
+"""Plain-text rendering of rankings and audits (fairjudge.report)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairjudge
+from fairjudge.report import format_ranking
+from fairjudge.report._tables import format_count, format_estimate
+from fairjudge.stats import Estimate
+
+
+@pytest.mark.parametrize("value, text", [(2147210, "2,147,210"), (2147210.0, "2,147,210"),
+                                         (np.int64(12), "12"), (1234.5, "1,234.5"),
+                                         (float("nan"), "n/a")])
+def test_counts_print_as_integers_with_separators(value, text):
+    assert format_count(value) == text
+
+
+def test_rank_prints_the_verdict_count_as_an_integer():
+    """Formerly "verdicts = 2.14721e+06"."""
+    verdicts = pd.DataFrame({"item_a": ["a", "b", "c"], "item_b": ["b", "c", "a"],
+                             "winner": ["a", "a", "b"]})
+    ranking = fairjudge.rank(verdicts, k=1, model="naive", n_samples=50)
+    big = dataclasses.replace(
+        ranking, fit=dataclasses.replace(ranking.fit, n_comparisons=2147210.0),
+        diagnostics={**ranking.diagnostics, "n_verdicts": 2147210, "ties": 31250})
+    text = format_ranking(big)
+    assert "verdicts = 2,147,210" in text.splitlines()[0]
+    assert "e+06" not in text and "ties 31,250" in text
+
+
+def test_weighted_verdicts_show_the_fitted_weight():
+    verdicts = pd.DataFrame({"item_a": ["a", "b"], "item_b": ["b", "a"], "winner": ["a", "b"],
+                             "weight": [2.5, 1.0]})
+    text = format_ranking(fairjudge.rank(verdicts, k=1, model="naive", n_samples=50))
+    assert "verdicts = 2 (fitted weight 3.5)" in text
+
+
+def test_an_interval_from_too_few_units_prints_n_a():
+    assert format_estimate(Estimate(1.0, float("nan"), float("nan"), 1)) == "1.000 [n/a] n=1"
+    assert format_estimate(Estimate(0.5, 0.25, 0.75, 12000)) == "0.500 [0.250, 0.750] n=12,000"
+    assert format_estimate(Estimate.missing()) == "n/a"

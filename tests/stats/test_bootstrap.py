@@ -1,0 +1,30 @@
+"""Bootstrap intervals need at least two resampling units (fairjudge.stats._bootstrap)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fairjudge.stats import bootstrap_mean
+from fairjudge.stats._agreement import cohens_kappa, paired_bootstrap_difference
+
+
+@pytest.mark.parametrize("values, clusters", [([1.0], None), ([1.0, 0.0], ["p", "p"]),
+                                              ([1.0, np.nan, 1.0], [0, 1, 0])])
+def test_one_resampling_unit_gives_no_interval(values, clusters):
+    """Resampling one unit repeats it: the interval is unavailable, not zero-width."""
+    est = bootstrap_mean(values, clusters=clusters, rng=0)
+    assert est.n == 1 and np.isfinite(est.estimate)
+    assert math.isnan(est.ci_low) and math.isnan(est.ci_high)
+    assert est.as_dict()["ci_low"] != est.as_dict()["ci_low"]  # NaN, serialised as null
+
+
+def test_two_units_give_an_interval():
+    est = bootstrap_mean([1.0, 0.0, 0.0], clusters=["p", "q", "q"], rng=0)
+    assert est.n == 2 and est.ci_low < est.ci_high
+
+
+def test_other_bootstraps_follow_the_same_rule():
+    assert math.isnan(paired_bootstrap_difference([1], [0], rng=0).ci_low)
+    kappa = cohens_kappa(["a", "b"], ["a", "b"], clusters=["p", "p"], rng=0)
+    assert kappa.n == 1 and math.isnan(kappa.ci_low) and math.isnan(kappa.ci_high)
