@@ -114,8 +114,8 @@ def test_a_price_file_with_bad_prices_is_refused(tmp_path):
     for bad in ("NaN", "-1", "Infinity", '"cheap"'):
         path = tmp_path / "prices.json"
         path.write_text('{"judge-mini": {"input": %s, "output": 1}}' % bad)
-        with pytest.raises(ValueError, match=r"prices.json: price of `judge-mini` needs "
-                                             r"non-negative finite numbers"):
+        with pytest.raises(ValueError, match=r"prices.json: `input` price of `judge-mini` "
+                                             r"must be a non-negative finite number"):
             PriceTable.from_file(path)
 
 

@@ -62,16 +62,23 @@ class PriceTable(dict):
         or non-numeric prices are refused, naming the model."""
         table = cls()
         for model, spec in (data.items() if isinstance(data, dict) else []):
-            try:
-                values = [spec["input"], spec["output"]]
-                if any(isinstance(v, (bool, str)) for v in values):
-                    raise TypeError("not a number")
-                table[model] = Price(float(values[0]), float(values[1]))
-            except (KeyError, TypeError, ValueError) as err:
-                detail = f": {err}" if isinstance(err, FairjudgeInputError) else ""
+            if not isinstance(spec, dict) or not {"input", "output"} <= set(spec):
                 raise FairjudgeInputError(
-                    f"{source}: price of `{model}` needs non-negative finite numbers "
-                    f"`input` and `output` (dollars per million tokens){detail}") from None
+                    f"{source}: price of `{model}` needs numeric `input` and `output` "
+                    "(dollars per million tokens)")
+            values = {}
+            for side in ("input", "output"):
+                value = spec[side]
+                try:
+                    number = float(value)
+                except (TypeError, ValueError):
+                    number = float("nan")
+                if isinstance(value, (bool, str)) or not 0 <= number < math.inf:
+                    raise FairjudgeInputError(
+                        f"{source}: `{side}` price of `{model}` must be a non-negative finite "
+                        f"number of dollars per million tokens; got {value!r}")
+                values[side] = number
+            table[model] = Price(values["input"], values["output"])
         if not table:
             raise FairjudgeInputError(f"{source}: no prices found; expected "
                                       '{"model": {"input": ..., "output": ...}}')
