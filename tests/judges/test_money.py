@@ -74,7 +74,7 @@ def test_attempts_billed_but_never_read_count_against_the_cap(billing, tmp_path)
     assert billing.billed <= cap, (billing.billed, report.summary())
     assert report.cost <= cap + 1e-12
     assert "failed attempts possibly billed" in report.summary()
-    assert f"of the ${cap:g} cap" in report.summary()
+    assert f"cap ${cap:g} for the whole job" in report.summary()
 
 
 @pytest.mark.parametrize("usage", ["missing", "bad"])
@@ -183,3 +183,26 @@ def test_processes_sharing_a_cache_never_pay_twice(billing, tmp_path, n_processe
                                        .reset_index(drop=True),
                                        outputs[0].sort_values(["pair_id", "order"])["winner"]
                                        .reset_index(drop=True))
+
+
+def test_the_cap_bounds_the_whole_job_across_reruns(billing, tmp_path):
+    """A run stopped by the cap and started again with the same cap spends nothing more:
+    the cache's spend ledger counts what the first run spent on the same calls; a raised
+    cap lets it continue, and the total stays within the raised cap."""
+    cache = tmp_path / "c.sqlite"
+    billing.faults = FaultPlan(slow_rate=0.3, slow_seconds=0.5)
+    run = dict(settings=SETTINGS)
+    first = judge_pairs(pairs(200), "B0", [backend(billing, timeout=0.2)],
+                        cache=CompletionCache(cache), options=options(0.03), **run)
+    assert first.report.stopped_by_cap and billing.billed <= 0.03
+    billed = billing.billed
+    again = judge_pairs(pairs(200), "B0", [backend(billing, timeout=0.2)],
+                        cache=CompletionCache(cache), options=options(0.03), **run)
+    assert again.report.cost_earlier == pytest.approx(first.report.cost)
+    assert again.report.cost + again.report.cost_earlier <= 0.03 + 1e-12
+    assert billing.billed <= 0.03
+    assert "earlier runs spent" in again.report.summary()
+    raised = judge_pairs(pairs(200), "B0", [backend(billing, timeout=0.2)],
+                         cache=CompletionCache(cache), options=options(0.06), **run)
+    assert raised.report.fresh > 0 and billing.billed > billed
+    assert billing.billed <= 0.06

@@ -72,6 +72,14 @@ CREATE TABLE IF NOT EXISTS leases (
     owner TEXT NOT NULL,
     expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS spend (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    dollars REAL NOT NULL,
+    open INTEGER NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS spend_by_key ON spend (key);
 """
 
 #: Outcomes of :meth:`CompletionCache.claim`.
@@ -302,6 +310,35 @@ class CompletionCache:
         """Give up our lease on ``key`` (the call failed; another process may try)."""
         with self._lock:
             self._conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+    # -- the spend ledger: what every attempt may have cost, across runs ---------------------
+    def open_attempt(self, key: str, worst: float) -> int:
+        """Record an attempt about to be sent, at its worst-case cost (committed at once, so
+        an attempt in flight when the process dies stays counted); returns its id."""
+        with self._lock:
+            cursor = self._conn.execute(
+                "INSERT INTO spend (key, dollars, open, created) VALUES (?, ?, 1, ?)",
+                (key, float(worst), time.time()))
+        return int(cursor.lastrowid)
+
+    def close_attempt(self, attempt: int, dollars: float) -> None:
+        """Settle an attempt at what it cost (0 when the provider refused it)."""
+        with self._lock:
+            self._conn.execute("UPDATE spend SET dollars = ?, open = 0 WHERE id = ?",
+                               (float(dollars), attempt))
+
+    def spent_on(self, keys) -> float:
+        """Dollars recorded for the given keys by every run so far (attempts still open --
+        their process died in flight -- count at their worst case)."""
+        keys = list(dict.fromkeys(keys))
+        total = 0.0
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                total += self._conn.execute(
+                    f"SELECT COALESCE(SUM(dollars), 0) FROM spend WHERE key IN "
+                    f"({','.join('?' * len(chunk))})", chunk).fetchone()[0]
+        return float(total)
 
     def get(self, key: str) -> Completion | None:
         """The stored completion of ``key``, or None."""

@@ -102,9 +102,12 @@ class RunOptions:
         Exponential backoff ``min(max, base * 2**attempt)`` seconds with jitter in
         [50%, 100%]; a provider's ``Retry-After`` takes precedence.
     max_cost : float or None
-        Hard spend cap in dollars: a request is dispatched only if the money already spent,
-        plus the worst case of every request in flight, plus this request's worst case stays
-        within the cap, so the cap is never exceeded.
+        Hard spend cap in dollars for the whole job, across reruns: an attempt is sent only
+        if the money spent on the job's calls (by this run and, recorded in the cache's
+        spend ledger, by earlier runs -- attempts that died in flight count at their worst
+        case), plus the worst case of every attempt in flight, plus this attempt's worst
+        case stays within the cap. Every attempt counts, retries included; a failed attempt
+        the provider may have billed is charged its worst case.
     prices : PriceTable or None
         Needed for cost reports and for ``max_cost``.
     progress : bool
@@ -153,7 +156,9 @@ class RunReport:
     provider reported usage), ``cost_estimated`` (answers without usable usage, charged at
     their worst case: prompt bytes as tokens plus the full output budget) and
     ``cost_failed`` (the worst case of every failed attempt the provider may have billed: a
-    timeout, a dropped or truncated answer, a server error). ``cost`` is their sum.
+    timeout, a dropped or truncated answer, a server error). ``cost`` is their sum: what this
+    run spent. ``cost_earlier`` is what earlier runs of the same calls spent (from the
+    cache's ledger), which the cap counts too.
     """
 
     requested: int = 0
@@ -173,6 +178,7 @@ class RunReport:
     cost_reported: float = 0.0
     cost_estimated: float = 0.0
     cost_failed: float = 0.0
+    cost_earlier: float = 0.0
     max_cost: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
@@ -220,7 +226,10 @@ class RunReport:
             if self.unpriced:
                 money += f"; {self.unpriced} answers of unpriced models not counted"
         if self.max_cost is not None:
-            money += f" of the ${self.max_cost:g} cap"
+            if self.cost_earlier:
+                money += (f"; earlier runs spent ${self.cost_earlier:.4f} on these calls "
+                          "(counted against the cap)")
+            money += f"; cap ${self.max_cost:g} for the whole job"
         parts.append(f"{money}; {self.input_tokens} in / {self.output_tokens} out tokens")
         if self.stopped_by_cap:
             parts.append(f"STOPPED by the spend cap: {self.skipped_by_cap} calls not made")
@@ -311,6 +320,10 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     pending = [k for k in first_index if k not in answers]
     if options.max_cost is not None:
         report.max_cost = options.max_cost
+        if cache is not None and backend.cacheable:
+            # The cap bounds the whole job across reruns: what earlier runs spent on these
+            # calls (answers now cached, attempts that failed or died in flight) counts.
+            report.cost_earlier += cache.spent_on(first_index)
         if pending:
             _check_cap_possible(backend, requests[first_index[pending[0]]], options)
     jitter = np.random.default_rng(options.seed)
@@ -335,7 +348,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         room. False when it cannot fit under the cap even with nothing else in flight (the
         run then stops dispatching). The ledger is shared by every backend of the run."""
         async with ledger.condition:
-            while report.cost + ledger.reserved + amount > options.max_cost:
+            while report.cost + report.cost_earlier + ledger.reserved + amount \
+                    > options.max_cost:
                 if ledger.in_flight == 0 or ledger.stop:
                     ledger.stop = True
                     report.stopped_by_cap = True
@@ -352,11 +366,14 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             ledger.in_flight -= 1
             ledger.condition.notify_all()
 
-    def charge_failed(request: JudgeRequest) -> None:
+    def charge_failed(request: JudgeRequest) -> float:
         """An attempt the provider may have billed gave no answer: count its worst case."""
         report.failed_attempts_billed += 1
-        if price is not None:
-            report.cost_failed += price.cost(worst_case(request))
+        if price is None:
+            return 0.0
+        dollars = price.cost(worst_case(request))
+        report.cost_failed += dollars
+        return dollars
 
     def charge_answer(request: JudgeRequest, completion) -> object:
         """Count an answer's cost; an answer without usable usage is charged (and stored)
@@ -367,15 +384,18 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             out = max(worst.output_tokens, len(completion.text.encode("utf-8")))
             completion = replace(completion, usage=replace(worst, output_tokens=out))
             report.usage_estimated += 1
+        dollars = 0.0
         if price is None:
             report.unpriced += 1
         elif completion.usage.reported:
-            report.cost_reported += price.cost(completion.usage)
+            dollars = price.cost(completion.usage)
+            report.cost_reported += dollars
         else:
-            report.cost_estimated += price.cost(completion.usage)
+            dollars = price.cost(completion.usage)
+            report.cost_estimated += dollars
         report.input_tokens += completion.usage.input_tokens
         report.output_tokens += completion.usage.output_tokens
-        return completion
+        return completion, dollars
 
     def claim(key: str) -> str:
         """Claim the key for this process (leases across processes sharing the cache);
@@ -411,6 +431,15 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     queue.append(key)  # not made: counted as skipped below
                     return "stopped"
                 settled = False
+                # A durable record of the attempt at its worst case: if this process dies
+                # with it in flight, a rerun still counts it against the cap.
+                attempt_id = (cache.open_attempt(key, worst) if capped and leasing
+                              else None)
+
+                def close(dollars: float) -> None:
+                    if attempt_id is not None:
+                        cache.close_attempt(attempt_id, dollars)
+
                 try:
                     # Rate limits apply to every attempt, retries included.
                     if rpm:
@@ -421,8 +450,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     report.attempts += 1
                     completion = await backend.complete(request)
                 except RetryableError as err:
-                    if err.maybe_billed:
-                        charge_failed(request)
+                    close(charge_failed(request) if err.maybe_billed else 0.0)
                     if capped:
                         await settle(worst)
                     settled = True
@@ -440,19 +468,26 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                                         delay * (1.0 + 0.1 * float(jitter.random())))
                     continue
                 except RequestRejected as err:
+                    close(0.0)
                     report.failed += 1
                     report.errors.append(str(err))
                     return "failed"
+                except JudgeBackendError:
+                    close(0.0)
+                    raise
                 except (asyncio.CancelledError, KeyboardInterrupt):
-                    charge_failed(request)  # interrupted in flight: it may have been billed
+                    # Interrupted in flight: it may have been billed. Its ledger row stays
+                    # open, at its worst case.
+                    charge_failed(request)
                     raise
                 finally:
                     if capped and not settled:
                         settled = True
                         await settle(worst)
-                completion = charge_answer(request, completion)
+                completion, dollars = charge_answer(request, completion)
                 if leasing:
                     cache.put(key, completion, identity=identity, request=request)
+                close(dollars)
                 answers[key] = CallResult(key, completion, cached=False, retries=attempt)
                 report.fresh += 1
                 if bar is not None:
