@@ -113,10 +113,12 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
         write_table(result.references, references_path)
         written.append(references_path)
     details = result.aggregate["outcome_detail"].value_counts().to_dict()
+    flagged = list(result.flagged["pair_id"])
     if params["as_json"]:
         echo_json({"strategy": chosen.name, "pairs": len(table),
                    "completed_pairs": len(result.aggregate),
                    "incomplete_pairs": list(result.incomplete), "outcomes": details,
+                   "flagged_pairs": flagged,
                    "report": report.as_dict(), "cache": str(cache_path),
                    "written": [os.path.abspath(p) for p in written]})
     else:
@@ -125,6 +127,11 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
         click.echo(report.summary(), err=True)
         click.echo(f"cache: {cache_path}", err=True)
         click.echo(f"wrote {', '.join(written)}", err=True)
+        if flagged:
+            shown = ", ".join(map(str, flagged[:10])) + (" ..." if len(flagged) > 10 else "")
+            click.echo(f"warning: {len(flagged)} of {len(table)} pairs have answers with "
+                       f"verdict tokens or prompt delimiters that could steer a judge ({shown}); "
+                       "see answer_has_verdict_tokens / answer_has_delimiters", err=True)
     for error in report.errors[:5]:
         click.echo(f"error: {error}", err=True)
     if len(report.errors) > 5:
