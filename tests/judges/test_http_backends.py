@@ -256,7 +256,7 @@ def test_a_new_parser_version_reparses_cached_completions_without_new_requests(s
     to every cached call and the provider sees zero new requests."""
     from dataclasses import dataclass
 
-    from fairjudge.judges import ParsedVerdict, VerdictParser
+    from fairjudge.judges import VERDICT_PARSER, ParsedVerdict, VerdictParser
 
     @dataclass(frozen=True)
     class TieOnShortReasoning(VerdictParser):
@@ -280,7 +280,7 @@ def test_a_new_parser_version_reparses_cached_completions_without_new_requests(s
     cache.close()
     assert server.request_count() == requests_before  # nothing was paid again
     assert second.report.cache_hits == second.report.distinct and second.report.fresh == 0
-    assert set(first.calls["parser"]) == {"verdict@1"}
+    assert set(first.calls["parser"]) == {VERDICT_PARSER.label}
     assert set(second.calls["parser"]) == {"verdict@99"}
     changed = first.calls["winner"].to_numpy() != second.calls["winner"].to_numpy()
     assert changed.any() and (second.calls.loc[changed, "winner"] == "tie").all()

@@ -28,7 +28,7 @@ def test_accepted_forms(text, expected):
     ("", "empty output"), (None, "empty output"), ("   \n", "empty output"),
     ("<think>still thinking", "output ended inside hidden reasoning"),
     ("<think>all hidden</think>", "only hidden reasoning"),
-    ("[[A]] no wait [[B]]", "contradictory verdict tags"),
+    ("[[A]] no wait [[B]]", "contradiction"),
     ('{"reasoning": "no verdict"}', "JSON object without a verdict field"),
     ('{"verdict": "both are bad"}', "JSON field `verdict`"),
     ("B is better", "no verdict found"), ("I would pick the first one", "no verdict found"),

@@ -127,6 +127,11 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
         echo_json(run.to_dict())
     else:
         click.echo(render_audits(run.audits, scores))
+        for judge, result in run.audits.items():
+            if result.flagged_pairs is not None:
+                click.echo(f"\n{judge}: {result.flagged_pairs} of {result.n_pairs} pairs have "
+                           "answers with verdict tokens or prompt delimiters "
+                           "(answer_has_verdict_tokens / answer_has_delimiters)")
         if html_path:
             click.echo(f"\nHTML report written to {html_path}")
     return incomplete_exit(run.report, run.incomplete, "pairs or probes")

@@ -109,10 +109,12 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
             write_table(tables[option], path)
             written.append(path)
     details = result.aggregate["outcome_detail"].value_counts().to_dict()
+    flagged = list(result.flagged["pair_id"])
     if params["as_json"]:
         echo_json({"strategy": chosen.name, "pairs": len(table),
                    "completed_pairs": len(result.aggregate),
                    "incomplete_pairs": list(result.incomplete), "outcomes": details,
+                   "flagged_pairs": flagged,
                    "report": report.as_dict(), "cache": str(cache_path),
                    "written": [os.path.abspath(p) for p in written]})
     else:
@@ -122,6 +124,11 @@ def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **par
         click.echo(report.summary(), err=True)
         click.echo(f"cache: {cache_path}", err=True)
         click.echo(f"wrote {', '.join(written)}", err=True)
+        if flagged:
+            shown = ", ".join(map(str, flagged[:10])) + (" ..." if len(flagged) > 10 else "")
+            click.echo(f"warning: {len(flagged)} of {len(table)} pairs have answers with "
+                       f"verdict tokens or prompt delimiters that could steer a judge ({shown}); "
+                       "see answer_has_verdict_tokens / answer_has_delimiters", err=True)
     if result.incomplete:
         return incomplete_exit(report, result.incomplete, "pairs", total=len(table))
     for error in report.errors[:5]:

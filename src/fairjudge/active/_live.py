@@ -99,11 +99,13 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
                 settings=settings, template=prompt.name, template_version=prompt.version,
                 sample=p.repeat, metadata={"pair_id": ranker.pair_id(p.first, p.second),
                                            "item_a": ranker.item_ids[p.first],
-                                           "item_b": ranker.item_ids[p.second]})
+                                           "item_b": ranker.item_ids[p.second],
+                                           "answer_a": texts[p.first],
+                                           "answer_b": texts[p.second]})
                 for p in proposals]
             results = await execute_requests(backend, requests, cache=cache, options=options,
                                              report=report)
-            verdicts = parse_verdicts(results, parser)
+            verdicts = parse_verdicts(results, parser, requests=requests)
             answered, failed = [], []
             for p, verdict in zip(proposals, verdicts):
                 if verdict is None:

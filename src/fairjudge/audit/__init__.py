@@ -6,7 +6,7 @@ validity of covariate correction [bias-aware-active-topk §6]. Controlled probes
 :mod:`fairjudge.probes`.
 """
 
-from fairjudge.audit._audit import JudgeAudit, audit_verdicts
+from fairjudge.audit._audit import JudgeAudit, audit_verdicts, flagged_pair_counts
 from fairjudge.audit._compare import Comparison, compare_verdicts
 from fairjudge.audit._covariates import CovariateBias, covariate_bias, item_features
 from fairjudge.audit._external import ExternalValidity, external_validity
@@ -37,6 +37,7 @@ __all__ = [
     "covariate_bias",
     "external_validity",
     "first_position_rate",
+    "flagged_pair_counts",
     "gold_accuracy",
     "gold_choice",
     "item_features",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from fairjudge.audit._covariates import CovariateBias, covariate_bias, has_verdict_features
@@ -15,6 +16,7 @@ from fairjudge.audit._position import (
     repetition_stability,
 )
 from fairjudge.audit._self import SelfPreference, self_preference
+from fairjudge.data._schema import INJECTION_FLAGS
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 
@@ -41,6 +43,12 @@ class JudgeAudit:
         When items carry a ``source`` column.
     consistency_by_gap : pandas.DataFrame or None
         When items carry a ``quality`` column.
+    n_pairs : int or None
+        Distinct pairs judged (by ``pair_id``, else by the unordered item pair).
+    flagged_pairs : int or None
+        How many of them have answers holding verdict tokens or prompt delimiters (the
+        verdict table's ``answer_has_verdict_tokens`` / ``answer_has_delimiters`` columns,
+        written by :func:`fairjudge.strategies.judge_pairs`); None without those columns.
     """
 
     judge: str
@@ -55,6 +63,8 @@ class JudgeAudit:
     covariates: CovariateBias | None = None
     self_preference: SelfPreference | None = None
     consistency_by_gap: pd.DataFrame | None = None
+    n_pairs: int | None = None
+    flagged_pairs: int | None = None
 
     def to_dict(self) -> dict:
         def est(e):
@@ -66,7 +76,8 @@ class JudgeAudit:
                "first_position_rate": est(self.first_position_rate),
                "repetition_stability": est(self.repetition_stability),
                "accuracy": est(self.accuracy), "length_bias": est(self.length_bias),
-               "markdown_bias": est(self.markdown_bias)}
+               "markdown_bias": est(self.markdown_bias), "n_pairs": self.n_pairs,
+               "flagged_pairs": self.flagged_pairs}
         if self.covariates is not None:
             out["bias_reference"] = self.covariates.reference
             out["preferences"] = self.covariates.preferences.to_dict(orient="records")
@@ -78,6 +89,34 @@ class JudgeAudit:
         if self.consistency_by_gap is not None:
             out["consistency_by_gap"] = self.consistency_by_gap.to_dict(orient="records")
         return out
+
+
+def _as_bool(column: pd.Series) -> np.ndarray:
+    """True/False however a table file stored it (bool, "true", 1; missing is False)."""
+    text = column.astype("string").str.strip().str.lower()
+    return text.isin(["true", "1", "1.0", "yes"]).fillna(False).to_numpy(dtype=bool)
+
+
+def flagged_pair_counts(verdicts: pd.DataFrame) -> tuple[int | None, int]:
+    """How many distinct pairs have an injection flag set, and how many pairs there are.
+
+    Pairs are told apart by ``pair_id``, else by the unordered (``item_a``, ``item_b``).
+    The first number is None when the table has none of the flag columns
+    (``answer_has_verdict_tokens``, ``answer_has_delimiters``).
+    """
+    if "pair_id" in verdicts.columns:
+        keys = verdicts["pair_id"].astype(str)
+    else:
+        keys = pd.Series([" | ".join(sorted(p)) for p in zip(verdicts["item_a"].astype(str),
+                                                            verdicts["item_b"].astype(str))],
+                         index=verdicts.index, dtype=object)
+    present = [c for c in INJECTION_FLAGS if c in verdicts.columns]
+    if not present:
+        return None, int(keys.nunique())
+    flagged = np.zeros(len(verdicts), dtype=bool)
+    for column in present:
+        flagged |= _as_bool(verdicts[column])
+    return int(keys[flagged].nunique()), int(keys.nunique())
 
 
 def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
@@ -98,6 +137,10 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
     families : dict, optional
         Model-family fragments for self-preference.
 
+    With ``answer_has_verdict_tokens`` / ``answer_has_delimiters`` columns (written by
+    :func:`fairjudge.strategies.judge_pairs`), each audit counts the pairs whose answers
+    could steer the judge (``flagged_pairs``).
+
     Returns
     -------
     dict of str -> JudgeAudit
@@ -116,6 +159,7 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
             "first_position_rate": first_position_rate(v, **kwargs),
             "repetition_stability": repetition_stability(v, **kwargs),
         }
+        audit["flagged_pairs"], audit["n_pairs"] = flagged_pair_counts(v)
         if gold is not None:
             audit["accuracy"] = gold_accuracy(v, gold, **kwargs)
         with_items = items is not None and ("text" in items.columns

@@ -27,6 +27,10 @@ column             required meaning
                             empty when unknown); a cached row keeps its cost, and
                             ``cached`` says whether this run paid it
 ``raw``            no       the judge's raw output
+``answer_has_``    no       booleans: the pair's answers hold verdict tokens (``[[A]]``,
+``verdict_tokens``,         ``Verdict: A``) or prompt delimiters, flagged before judging
+``answer_has_``             (:data:`INJECTION_FLAGS`, :func:`fairjudge.strategies.injection_flags`)
+``delimiters``
 ``<name>_a``,      no       a per-verdict covariate (e.g. ``length_a``, ``length_b``): its
 ``<name>_b``                value for the first- and second-shown answer, when it is a
                             property of this battle rather than of the item (Chatbot Arena's
@@ -58,8 +62,10 @@ import pandas as pd
 from fairjudge._util._warnings import FairjudgeInputError
 
 VERDICT_REQUIRED = ("item_a", "item_b", "winner")
+#: Flags of a pair whose answers could steer a judge: verdict tokens, prompt delimiters.
+INJECTION_FLAGS = ("answer_has_verdict_tokens", "answer_has_delimiters")
 VERDICT_OPTIONAL = ("judge", "question_id", "weight", "pair_id", "order", "strategy", "sample",
-                    "outcome_detail", "cost", "raw")
+                    "outcome_detail", "cost", "raw", *INJECTION_FLAGS)
 #: Values of the ``order`` column: the pair's own first item shown first, or second.
 ORDERS = ("ab", "ba")
 #: Suffixes of per-verdict covariate columns (values for the first- and second-shown answer,

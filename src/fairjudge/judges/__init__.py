@@ -35,8 +35,17 @@ from fairjudge.judges._parsing import (
                                     parse_verdicts,
                                     strip_hidden_reasoning,
                                     verdict_probabilities,
+                                    verdict_tokens,
 )
-from fairjudge.judges._prompts import BUILTIN_TEMPLATES, RUBRIC, PromptTemplate, load_templates
+from fairjudge.judges._prompts import (
+                                    BUILTIN_TEMPLATES,
+                                    RUBRIC,
+                                    PromptTemplate,
+                                    fence_text,
+                                    find_delimiters,
+                                    load_templates,
+                                    template_markers,
+)
 from fairjudge.judges._runner import (
                                     Price,
                                     PriceTable,
@@ -95,6 +104,8 @@ __all__ = [
     "backend_from_spec",
     "cache_key",
     "execute_requests",
+    "fence_text",
+    "find_delimiters",
     "generate_structured",
     "get_backend",
     "load_templates",
@@ -106,5 +117,7 @@ __all__ = [
     "run_requests",
     "run_structured",
     "strip_hidden_reasoning",
+    "template_markers",
     "verdict_probabilities",
+    "verdict_tokens",
 ]

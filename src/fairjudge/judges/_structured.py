@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
-from fairjudge.judges._parsing import first_json, strip_hidden_reasoning
+from fairjudge.judges._parsing import VersionedParser, first_json, strip_hidden_reasoning
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import (
     CallResult,
@@ -48,7 +48,7 @@ def _validator(schema: dict):
 
 
 @dataclass(frozen=True)
-class JSONSchemaParser:
+class JSONSchemaParser(VersionedParser):
     """A JSON value satisfying ``schema`` from a completion, or ``None`` and the reason.
 
     The text may wrap the JSON in a fenced block or surround it with prose; hidden
@@ -59,10 +59,6 @@ class JSONSchemaParser:
     schema: dict
     name: str = "json-schema"
     version: str = "1"
-
-    @property
-    def label(self) -> str:
-        return f"{self.name}@{self.version}"
 
     def parse(self, completion: Completion) -> tuple[object | None, str]:
         validator = _validator(self.schema)

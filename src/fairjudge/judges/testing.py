@@ -5,8 +5,9 @@ Completions protocol (``POST /v1/chat/completions``) and the Anthropic Messages 
 (``POST /v1/messages``). Judge backends, their retry logic and the benchmarks run against it
 without an API key or a network, and every answer is reproducible from the seed.
 
-The scripted judge reads the two answers between the usual markers (see `judge_prompt`) and
-prefers the longer one (by word count):
+The scripted judge reads the two answers between the usual markers (see `judge_prompt`;
+answers are fenced as `PromptTemplate.render` fences them, so an answer cannot close its
+own block) and prefers the longer one (by word count):
 
     logit = 3 * (len_A - len_B) / max(len_A, len_B, 1) + first_slot_lean
 
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.judges._prompts import fence_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from aiohttp import web
@@ -65,6 +67,10 @@ _START_B = "[The Start of Assistant B's Answer]"
 _END_B = "[The End of Assistant B's Answer]"
 _ANSWER_A = re.compile(re.escape(_START_A) + r"(.*?)" + re.escape(_END_A), re.S)
 _ANSWER_B = re.compile(re.escape(_START_B) + r"(.*?)" + re.escape(_END_B), re.S)
+# The question (up to the first answer) and the answers are data, not instructions: the
+# reply format is chosen from the rest of the prompt.
+_SHOWN_TEXT = re.compile(r"\[User Question\].*?(?=" + re.escape(_START_A) + ")|"
+                         + _ANSWER_A.pattern + "|" + _ANSWER_B.pattern, re.S)
 _TOKEN = re.compile(r"\s*\S+")
 
 
@@ -80,12 +86,16 @@ def judge_prompt(question: str, answer_a: str, answer_b: str, *,
         The answers shown in the first and second slot.
     instruction : str, optional
         The closing instruction; it also selects the reply format of the scripted judge
-        ("single letter" -> a bare letter, "[[A]]" -> a final-verdict line, otherwise JSON).
+        ("single letter" -> a bare letter, "[[A]]" -> a final-verdict line, otherwise JSON;
+        "rubric" adds scores). Only the instructions count: the same words inside the
+        question or an answer change nothing.
 
     Returns
     -------
     str
-        The prompt text.
+        The prompt text; the question and answers are fenced like
+        `fairjudge.judges.PromptTemplate.render` fences them (a prompt marker inside them
+        is shown with parentheses for brackets).
 
     Raises
     ------
@@ -102,6 +112,7 @@ def judge_prompt(question: str, answer_a: str, answer_b: str, *,
                         ("answer_b", answer_b), ("instruction", instruction)):
         if not isinstance(value, str):
             raise TypeError(f"`{name}` must be a string; got {type(value).__name__}")
+    question, answer_a, answer_b = (fence_text(t) for t in (question, answer_a, answer_b))
     return (
         "Please act as an impartial judge and compare the two answers to the question below.\n\n"
         f"[User Question]\n{question}\n\n"
@@ -294,12 +305,13 @@ class _ScriptedJudge:
         else:
             p_a = _sigmoid(logit / max(temperature, _MIN_TEMPERATURE))
             verdict = "A" if _uniform(self.seed, "verdict", key) < p_a else "B"
-        lowered = prompt.lower()
+        instructions = _SHOWN_TEXT.sub(" ", prompt)
+        lowered = instructions.lower()
         if "single letter" in lowered:
             return _Reply(verdict, verdict, logit, True)
         reasoning = (f"Assistant A's answer has {len_a} words and Assistant B's has {len_b}; "
                      f"the more complete answer is preferred.")
-        if "[[A]]" in prompt:
+        if "[[A]]" in instructions:
             tag = {"A": "A", "B": "B", "tie": "C"}[verdict]
             return _Reply(f"{reasoning}\nFinal verdict: [[{tag}]]", verdict, logit, False)
         payload: dict[str, Any] = {"reasoning": reasoning, "verdict": verdict}

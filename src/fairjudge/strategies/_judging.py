@@ -18,6 +18,7 @@ from fairjudge.judges._parsing import RUBRIC_PARSER, VERDICT_PARSER, VerdictPars
 from fairjudge.judges._prompts import load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import Completion, GenerationSettings, JudgeRequest
+from fairjudge.strategies._injection import INJECTION_FLAGS, injection_flags
 from fairjudge.strategies._strategies import Strategy, get_strategy, to_pair_frame
 
 _WINNER = {Outcome.A: "a", Outcome.B: "b", Outcome.TIE: "tie"}
@@ -36,19 +37,24 @@ class JudgingResult:
         shown first) with ``pair_id``, ``strategy``, ``order``, ``sample``, ``temperature``,
         ``template``, ``template_version``, ``outcome_detail`` (win, tie or invalid),
         ``cost`` (dollars, NaN without a price), tokens, latency, ``cached``,
-        ``p_a``/``p_b``/``p_tie`` when log-probabilities were available, ``raw``, ``detail``
-        and ``parser`` (``name@version`` of the parser that read the completion).
+        ``p_a``/``p_b``/``p_tie`` when log-probabilities were available, ``raw``, ``detail``,
+        ``parser`` (``name@version`` of the parser that read the completion), and
+        ``answer_has_verdict_tokens``/``answer_has_delimiters`` (the pair's answers hold
+        verdict tokens or prompt delimiters; see :func:`injection_flags`).
     aggregate : pandas.DataFrame
         One row per pair in the input's own a/b frame: ``pair_id``, ``question_id``, ``item_a``,
         ``item_b``, ``winner`` (empty for abstentions and invalid results),
         ``outcome_detail`` (win, tie, abstain or invalid), ``strategy``, ``judge``,
-        ``n_calls``, ``cost``.
+        ``n_calls``, ``cost``, and the two injection flags.
     report : RunReport
     incomplete : list of str
         Pairs left without every planned call (spend cap reached, retries exhausted).
     references : pandas.DataFrame
         The reference-generation calls of S6/S7 (one per question without a given
         reference): question, generated text, tokens, cost, cached.
+    flagged : pandas.DataFrame
+        The pairs whose answers hold verdict tokens or prompt delimiters, flagged before
+        judging (rows of :func:`injection_flags`); empty when none do.
     """
 
     calls: pd.DataFrame
@@ -56,6 +62,7 @@ class JudgingResult:
     report: RunReport
     incomplete: list
     references: pd.DataFrame | None = None
+    flagged: pd.DataFrame | None = None
 
 
 async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], *,
@@ -74,6 +81,9 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
     templates = templates or load_templates()
     prompt = templates[template or strategy.template]
     report = report if report is not None else RunReport()
+    flags = injection_flags(pairs, template=prompt)
+    flag_of = {pair_id: dict(zip(INJECTION_FLAGS, values)) for pair_id, *values in
+               flags[["pair_id", *INJECTION_FLAGS]].itertuples(index=False)}
     references, reference_calls = await _references(pairs, strategy, backends[0], templates,
                                                     cache, options,
                                    settings, report)
@@ -107,7 +117,7 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
     rubric = "{{rubric}}" in prompt.user
     for backend, plan, results in zip(backends, planned, result_lists):
         price = (options.prices or {}).get(backend.model)
-        verdicts = parse_verdicts(results, parser)
+        verdicts = parse_verdicts(results, parser, requests=[p[2] for p in plan])
         report.invalid += sum(1 for v in verdicts
                               if v is not None and v.outcome is Outcome.INVALID)
         for (row, call, request), verdict in zip(plan, verdicts):
@@ -139,7 +149,7 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
                 "markdown_a": features[shown_a][1], "markdown_b": features[shown_b][1],
                 "raw": verdict.raw, "detail": verdict.detail,
                 "parser": f"{verdict.parser}+{RUBRIC_PARSER.label}" if rubric
-                else verdict.parser})
+                else verdict.parser, **flag_of[row.id]})
     aggregate_rows, incomplete = [], []
     for row in pairs.itertuples(index=False):
         results = by_pair.get(row.id, [])
@@ -154,21 +164,22 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
             "outcome_detail": _DETAIL[outcome], "strategy": strategy.name,
             "judge": "+".join(dict.fromkeys(b.label for _, _, b in results)),
             "n_calls": len(results), "cost_multiplier": strategy.cost_multiplier(len(backends)),
-            "cost": pair_cost.get(row.id, np.nan)})
+            "cost": pair_cost.get(row.id, np.nan), **flag_of[row.id]})
     calls = pd.DataFrame(call_rows, columns=_CALL_COLUMNS)
     aggregate = pd.DataFrame(aggregate_rows, columns=_AGGREGATE_COLUMNS)
-    return JudgingResult(calls, aggregate, report, incomplete, reference_calls)
+    flagged = flags[flags[list(INJECTION_FLAGS)].any(axis=1)].reset_index(drop=True)
+    return JudgingResult(calls, aggregate, report, incomplete, reference_calls, flagged)
 
 
 _CALL_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
                  "strategy", "order", "temperature", "sample", "template", "template_version",
                  "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
                  "p_tie", "scores", "length_a", "length_b", "markdown_a", "markdown_b", "raw",
-                 "detail", "parser"]
+                 "detail", "parser", *INJECTION_FLAGS]
 _REFERENCE_COLUMNS = ["question", "judge", "template", "template_version", "reference", "ok",
                       "detail", "input_tokens", "output_tokens", "cost", "cached"]
 _AGGREGATE_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
-                      "strategy", "judge", "n_calls", "cost_multiplier", "cost"]
+                      "strategy", "judge", "n_calls", "cost_multiplier", "cost", *INJECTION_FLAGS]
 
 
 def _scores_json(raw: str) -> str | None:
