@@ -8,6 +8,7 @@ import pytest
 
 from fairjudge.judges import (
     BUILTIN_TEMPLATES,
+    RUBRIC,
     fence_text,
     find_delimiters,
     load_templates,
@@ -57,8 +58,19 @@ def test_no_text_adds_a_marker_to_any_builtin_prompt(name, field):
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_TEMPLATES))
-def test_every_builtin_template_is_at_version_2(name):
-    assert BUILTIN_TEMPLATES[name].version == "2"
+def test_ordinary_texts_keep_their_cache_keys(name):
+    """Fencing changes only texts holding a delimiter, and the rendered messages are part
+    of the cache key: template versions stay, so cached calls of ordinary texts are valid."""
+    template = BUILTIN_TEMPLATES[name]
+    assert template.version == "1"
+    values = {"question": "What is 2+2?", "answer_a": "4", "answer_b": "Four, **surely**.",
+              "reference": "4"}
+    rendered = template.render(**{k: v for k, v in values.items()
+                                  if k != "reference" or "{{reference}}" in template.user})
+    raw = template.user
+    for field, value in values.items():
+        raw = raw.replace("{{" + field + "}}", value)
+    assert rendered[-1].content == raw.replace("{{rubric}}", RUBRIC)
 
 
 def test_texts_without_delimiters_are_shown_verbatim_and_rendering_is_deterministic():
