@@ -31,10 +31,11 @@ _TAG = re.compile(r"\[\[\s*(A|B|C|tie|[AB]\s*(?:>>|>|=|<<|<)\s*[AB])\s*\]\]", re
 def _labelled_line(words: str) -> re.Pattern:
     """``<word>: <value>`` on a line of its own; the value is group 1. The line may sit in a
     ``>`` quote or open with a quotation mark (the quoting itself is judged separately)."""
-    sp, bold = r"[ \t]*", r"(?:\*\*)?"  # spaces within the line; markdown bold
+    # Runs of spaces are single classes that never border another class able to match a
+    # space: nested optional groups of spaces backtrack exponentially on a long blank line.
     return re.compile(
-        rf"^(?:{sp}>)*{sp}[\"'`“‘]?{sp}{bold}{sp}(?:final[ \t]+)?(?:{words}){sp}{bold}{sp}"
-        rf"[:=\-]{sp}{bold}{sp}(.+?){sp}{bold}{sp}\.?{sp}$", re.IGNORECASE | re.MULTILINE)
+        rf"^[ \t>]*(?:[\"'`“‘*][ \t*]*)?(?:final[ \t]+)?(?:{words})[ \t*]*[:=\-][ \t*]*"
+        rf"([^ \t\n].*?)[ \t*.]*$", re.IGNORECASE | re.MULTILINE)
 
 
 _LABELLED_LINE = _labelled_line(r"verdict|answer|winner|decision|choice|better[ \t]+answer")
