@@ -206,3 +206,37 @@ def test_the_cap_bounds_the_whole_job_across_reruns(billing, tmp_path):
                          cache=CompletionCache(cache), options=options(0.06), **run)
     assert raised.report.fresh > 0 and billing.billed > billed
     assert billing.billed <= 0.06
+
+
+@pytest.mark.slow
+def test_one_command_started_twice_and_rerun_shares_one_cap(billing, tmp_path):
+    """The command line names its job: two processes running the same command on one
+    cache, and a rerun of it, share one spend cap (checked in the cache's ledger before
+    every attempt), so what the provider bills stays within it."""
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"id": f"p{i}", "question": f"Question {i}?",
+                                        "a": "alpha " * (20 + i % 9), "b": "beta " * (25 - i % 7)})
+                            + "\n" for i in range(300)))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"judge-mini": {"input": PRICE[0], "output": PRICE[1]}}))
+    billing.faults = FaultPlan(slow_rate=0.2, slow_seconds=0.4)
+    env = dict(os.environ, TEST_KEY="sk-test")
+    cap = 0.04
+    command = [sys.executable, "-m", "fairjudge", "judge", str(path), "--backend", "openai",
+               "--judge-model", "judge-mini", "--base-url", billing.base_url, "--api-key-env",
+               "TEST_KEY", "--concurrency", "6", "--timeout", "0.2", "--max-tokens", "64",
+               "--prices", str(prices), "--max-cost", str(cap), "--out",
+               str(tmp_path / "out.jsonl"), "--cache", str(tmp_path / "c.sqlite"),
+               "--no-progress"]
+    procs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    codes = [proc.wait(timeout=180) for proc in procs]
+    assert codes == [3, 3], [p.stderr.read() for p in procs]
+    assert 0 < billing.billed <= cap
+    rerun = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    assert rerun.returncode == 3 and "earlier runs spent" in rerun.stderr
+    assert billing.billed <= cap
+    raised = subprocess.run([str(2 * cap) if arg == str(cap) else arg for arg in command],
+                            env=env, capture_output=True, text=True, timeout=180)
+    assert raised.returncode in (0, 3), raised.stderr
+    assert cap < billing.billed <= 2 * cap

@@ -234,11 +234,35 @@ def build_backends(params: dict, *, items=None, seed: int = 0):
     return out
 
 
+def job_of_command() -> str | None:
+    """The job this command line names: a hash of its arguments without ``--max-cost`` (and
+    its value), so that a rerun -- with the same or a raised cap -- or the same command
+    started twice shares one spend cap (see :class:`fairjudge.judges.RunOptions`)."""
+    import hashlib
+    import sys
+
+    from fairjudge._cli._common import command_line
+
+    argv = command_line() or sys.argv
+    kept, skip = [], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if arg == "--max-cost":
+            skip = True
+            continue
+        if arg.startswith("--max-cost="):
+            continue
+        kept.append(arg)
+    return hashlib.sha256("\x1f".join(kept).encode("utf-8")).hexdigest()[:32]
+
+
 def build_run_options(params: dict, *, progress_default: bool = True):
     """:class:`fairjudge.judges.RunOptions` from the run options."""
     from fairjudge.judges import PriceTable, RunOptions
 
-    return RunOptions(concurrency=params.get("concurrency", 16),
+    return RunOptions(job=job_of_command(), concurrency=params.get("concurrency", 16),
                       requests_per_minute=params.get("rpm"),
                       tokens_per_minute=params.get("tpm"),
                       max_retries=params.get("max_retries", 8),

@@ -74,12 +74,15 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 CREATE TABLE IF NOT EXISTS spend (
     id INTEGER PRIMARY KEY,
+    job TEXT,
     key TEXT NOT NULL,
+    owner TEXT NOT NULL,
     dollars REAL NOT NULL,
     open INTEGER NOT NULL,
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS spend_by_key ON spend (key);
+CREATE INDEX IF NOT EXISTS spend_by_job ON spend (job);
 """
 
 #: Outcomes of :meth:`CompletionCache.claim`.
@@ -312,13 +315,33 @@ class CompletionCache:
             self._conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
 
     # -- the spend ledger: what every attempt may have cost, across runs ---------------------
-    def open_attempt(self, key: str, worst: float) -> int:
-        """Record an attempt about to be sent, at its worst-case cost (committed at once, so
-        an attempt in flight when the process dies stays counted); returns its id."""
+    def open_attempt(self, key: str, worst: float, *, owner: str, job: str | None = None,
+                     cap: float | None = None) -> int | None:
+        """Record an attempt about to be sent, at its worst-case cost, committed at once (an
+        attempt in flight when its process dies stays counted at its worst case).
+
+        With a ``job`` and a ``cap`` the check and the record are one transaction: the
+        attempt is recorded only if everything the job has spent or may have spent -- by
+        every run and every process sharing this cache -- plus ``worst`` stays within the
+        cap; otherwise nothing is recorded and None is returned. Returns the attempt's id.
+        """
         with self._lock:
-            cursor = self._conn.execute(
-                "INSERT INTO spend (key, dollars, open, created) VALUES (?, ?, 1, ?)",
-                (key, float(worst), time.time()))
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if job is not None and cap is not None:
+                    spent = conn.execute("SELECT COALESCE(SUM(dollars), 0) FROM spend WHERE "
+                                         "job = ?", (job,)).fetchone()[0]
+                    if spent + worst > cap:
+                        conn.execute("COMMIT")
+                        return None
+                cursor = conn.execute(
+                    "INSERT INTO spend (job, key, owner, dollars, open, created) VALUES "
+                    "(?, ?, ?, ?, 1, ?)", (job, key, owner, float(worst), time.time()))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
         return int(cursor.lastrowid)
 
     def close_attempt(self, attempt: int, dollars: float) -> None:
@@ -326,6 +349,21 @@ class CompletionCache:
         with self._lock:
             self._conn.execute("UPDATE spend SET dollars = ?, open = 0 WHERE id = ?",
                                (float(dollars), attempt))
+
+    def job_spent(self, job: str) -> float:
+        """Dollars the job has spent or may have spent, over every run and process."""
+        with self._lock:
+            return float(self._conn.execute("SELECT COALESCE(SUM(dollars), 0) FROM spend "
+                                            "WHERE job = ?", (job,)).fetchone()[0])
+
+    def open_elsewhere(self, job: str, owner: str) -> int:
+        """Attempts of the job still in flight in other live processes (they may settle
+        below their worst case and free room under the cap)."""
+        with self._lock:
+            owners = [row[0] for row in self._conn.execute(
+                "SELECT owner FROM spend WHERE job = ? AND open = 1 AND owner != ?",
+                (job, owner))]
+        return sum(1 for o in owners if not _owner_is_gone(o))
 
     def spent_on(self, keys) -> float:
         """Dollars recorded for the given keys by every run so far (attempts still open --

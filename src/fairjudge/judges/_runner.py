@@ -117,6 +117,12 @@ class RunOptions:
     lease_seconds : float
         How long a claim on a key (see :meth:`CompletionCache.claim`) lasts before another
         process may take it over; renewed before every attempt. Longer than any attempt.
+    job : str or None
+        Names the job that ``max_cost`` bounds: every run and every process with the same
+        job on the same cache share one cap, checked against the cache's spend ledger
+        before each attempt (the command line uses a hash of its arguments without
+        ``--max-cost``, so a rerun, or the same command started twice, is one job). None:
+        the cap bounds this run plus what earlier runs spent on the same calls.
     """
 
     concurrency: int = 16
@@ -130,6 +136,7 @@ class RunOptions:
     progress: bool = False
     seed: int = 0
     lease_seconds: float = 300.0
+    job: str | None = None
 
 
 class SpendLedger:
@@ -321,9 +328,15 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     if options.max_cost is not None:
         report.max_cost = options.max_cost
         if cache is not None and backend.cacheable:
-            # The cap bounds the whole job across reruns: what earlier runs spent on these
-            # calls (answers now cached, attempts that failed or died in flight) counts.
-            report.cost_earlier += cache.spent_on(first_index)
+            # The cap bounds the whole job across reruns: what earlier runs spent (answers
+            # now cached, attempts that failed or died in flight) counts -- the job's whole
+            # ledger when the run names its job, else what was spent on these calls.
+            if options.job is not None:
+                # Reported only: the job's ledger itself gates every attempt.
+                report.cost_earlier = max(report.cost_earlier,
+                                          cache.job_spent(options.job) - report.cost)
+            else:
+                report.cost_earlier += cache.spent_on(first_index)
         if pending:
             _check_cap_possible(backend, requests[first_index[pending[0]]], options)
     jitter = np.random.default_rng(options.seed)
@@ -343,26 +356,55 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         return Usage(estimated_input_tokens(request), output_budget(request, backend) or 0,
                      reported=False)
 
-    async def reserve(amount: float) -> bool:
-        """Reserve ``amount`` dollars for an attempt; wait while attempts in flight may free
-        room. False when it cannot fit under the cap even with nothing else in flight (the
-        run then stops dispatching). The ledger is shared by every backend of the run."""
-        async with ledger.condition:
-            while report.cost + report.cost_earlier + ledger.reserved + amount \
-                    > options.max_cost:
-                if ledger.in_flight == 0 or ledger.stop:
-                    ledger.stop = True
-                    report.stopped_by_cap = True
-                    ledger.condition.notify_all()
-                    return False
-                await ledger.condition.wait()
-            ledger.reserved += amount
-            ledger.in_flight += 1
-        return True
+    job = options.job if leasing and options.max_cost is not None else None
 
-    async def settle(reserved: float) -> None:
+    async def reserve(key: str, amount: float):
+        """Reserve ``amount`` dollars for an attempt and record it in the cache's spend
+        ledger; wait while attempts in flight may free room. Returns the ledger id (None
+        without a cache), or False when the attempt cannot fit under the cap even with
+        nothing else in flight (the run then stops dispatching).
+
+        With a job the cap is checked against the job's ledger (shared by reruns and by
+        other processes) in the same transaction that records the attempt; otherwise
+        against this run's spending, its reservations in flight and what earlier runs spent
+        on the same calls. The in-process ledger is shared by every backend of the run.
+        """
         async with ledger.condition:
-            ledger.reserved -= reserved
+            while True:
+                if ledger.stop:
+                    return False
+                if job is not None:
+                    attempt_id = cache.open_attempt(key, amount, owner=owner, job=job,
+                                                    cap=options.max_cost)
+                    if attempt_id is not None:
+                        ledger.in_flight += 1
+                        return attempt_id
+                    if ledger.in_flight == 0 and cache.open_elsewhere(job, owner) == 0:
+                        break
+                    # Our own attempts settle and notify; another process's only show in
+                    # the ledger, so look again shortly.
+                    try:
+                        await asyncio.wait_for(ledger.condition.wait(), 0.2)
+                    except asyncio.TimeoutError:
+                        pass
+                    continue
+                if report.cost + report.cost_earlier + ledger.reserved + amount \
+                        <= options.max_cost:
+                    ledger.reserved += amount
+                    ledger.in_flight += 1
+                    return cache.open_attempt(key, amount, owner=owner) if leasing else None
+                if ledger.in_flight == 0:
+                    break
+                await ledger.condition.wait()
+            ledger.stop = True
+            report.stopped_by_cap = True
+            ledger.condition.notify_all()
+            return False
+
+    async def settle(amount: float) -> None:
+        async with ledger.condition:
+            if job is None:
+                ledger.reserved -= amount
             ledger.in_flight -= 1
             ledger.condition.notify_all()
 
@@ -426,15 +468,16 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             for attempt in range(options.max_retries + 1):
                 if attempt and leasing:
                     cache.claim(key, owner, ttl)  # renew the lease before each retry
-                # Every attempt may be billed: each one reserves its own worst case.
-                if capped and not await reserve(worst):
-                    queue.append(key)  # not made: counted as skipped below
-                    return "stopped"
+                # Every attempt may be billed: each one reserves its own worst case, with a
+                # durable record in the cache's ledger (if this process dies with it in
+                # flight, a rerun still counts it against the cap).
+                attempt_id = None
+                if capped:
+                    attempt_id = await reserve(key, worst)
+                    if attempt_id is False:
+                        queue.append(key)  # not made: counted as skipped below
+                        return "stopped"
                 settled = False
-                # A durable record of the attempt at its worst case: if this process dies
-                # with it in flight, a rerun still counts it against the cap.
-                attempt_id = (cache.open_attempt(key, worst) if capped and leasing
-                              else None)
 
                 def close(dollars: float) -> None:
                     if attempt_id is not None:
