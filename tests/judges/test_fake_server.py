@@ -358,6 +358,23 @@ def test_slow_answers_are_really_slow():
         assert time.perf_counter() - start >= 0.2
 
 
+def test_an_answer_the_client_hung_up_on_is_billed_but_not_delivered():
+    plan = FaultPlan(slow_rate=1.0, slow_seconds=0.5)
+    body = openai_body(judge_prompt("q", LONG, SHORT), temperature=0)
+    with FakeProviderServer(faults=plan, prices=(1.0, 1.0)) as srv:
+        with pytest.raises(OSError):  # socket.timeout / TimeoutError
+            post(srv.base_url + "/chat/completions", body, OPENAI_HEADERS, timeout=0.1)
+        deadline = time.monotonic() + 10
+        while not srv.abandoned and time.monotonic() < deadline:
+            time.sleep(0.05)
+        key = call_key(body)
+        assert srv.abandoned == {key: 1} and srv.successes == {}
+        assert srv.billed_counts == {key: 1} and srv.billed > 0
+        # Asked again and waited for, the answer is delivered once.
+        assert post(srv.base_url + "/chat/completions", body, OPENAI_HEADERS)[0] == 200
+        assert srv.successes == {key: 1}
+
+
 def test_rate_limit_carries_retry_after_and_a_provider_body(server):
     server.faults = FaultPlan(rate_429=1.0, retry_after=0.25)
     status, headers, raw = post(server.base_url + "/chat/completions",

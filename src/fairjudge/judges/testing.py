@@ -431,7 +431,9 @@ class FakeProviderServer:
     counts : dict
         Call key -> requests received for it (every attempt, faulted or not).
     successes : dict
-        Call key -> 200 answers that carried a verdict.
+        Call key -> 200 answers that carried a verdict and were sent on an open connection.
+    abandoned : dict
+        Call key -> answers generated after the client had hung up (timed out or killed).
     fault_counts : dict
         Fault kind ("drop", "429", "500", "529", "malformed", "slow") -> times served.
 
@@ -498,6 +500,7 @@ class FakeProviderServer:
         self._counts: dict[str, int] = {}
         self._failures: dict[str, int] = {}
         self._successes: dict[str, int] = {}
+        self._abandoned: dict[str, int] = {}
         self._fault_counts: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -534,6 +537,12 @@ class FakeProviderServer:
     def successes(self) -> dict[str, int]:
         with self._lock:
             return dict(self._successes)
+
+    @property
+    def abandoned(self) -> dict[str, int]:
+        """Call key -> answers generated (and billed) after the client had hung up."""
+        with self._lock:
+            return dict(self._abandoned)
 
     @property
     def billed(self) -> float:
@@ -726,9 +735,15 @@ class FakeProviderServer:
             answered = self._successes.get(key, 0)
         return key if answered == 0 else f"{key}#{answered}"
 
-    def _record_success(self, key: str) -> None:
+    def _record_success(self, key: str, request: web.Request) -> None:
+        transport = request.transport
         with self._lock:
-            self._successes[key] = self._successes.get(key, 0) + 1
+            if transport is None or transport.is_closing():
+                # The client hung up (it timed out, or was killed) before the answer was
+                # sent: billed, never delivered.
+                self._abandoned[key] = self._abandoned.get(key, 0) + 1
+            else:
+                self._successes[key] = self._successes.get(key, 0) + 1
 
     @staticmethod
     def _drop(request: web.Request) -> web.Response:
@@ -799,7 +814,7 @@ class FakeProviderServer:
         elif usage_fault == "bad":
             payload["usage"] = _corrupt_usage(key, attempt, self._seed)
         if verdict is not None:
-            self._record_success(key)
+            self._record_success(key, request)
         return web.json_response(payload, headers=marker)
 
     @staticmethod
@@ -942,7 +957,7 @@ class FakeProviderServer:
         elif usage_fault == "bad":
             payload["usage"] = {"input_tokens": "abc", "output_tokens": -3}
         if reply.verdict is not None:
-            self._record_success(key)
+            self._record_success(key, request)
         return web.json_response(payload, headers=marker)
 
     @staticmethod
