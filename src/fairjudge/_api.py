@@ -12,7 +12,12 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
 from fairjudge.data._io import _as_frame, load_items, load_verdicts
-from fairjudge.data._schema import Outcome, validate_items, verdict_covariate_columns
+from fairjudge.data._schema import (
+    VERDICT_COVARIATE_SUFFIXES,
+    Outcome,
+    validate_items,
+    verdict_covariate_columns,
+)
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
@@ -188,7 +193,9 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         For unreadable or invalid tables (naming file, line and field).
     """
     spec = model_spec(model)  # an unknown name raises, listing the registered models
-    verdicts = load_verdicts(verdicts)
+    # A fit reads ids, outcomes and per-verdict covariates; never a file's explanations.
+    verdicts = load_verdicts(verdicts, columns=[
+        f"{name}{suffix}" for name in covariates or () for suffix in VERDICT_COVARIATE_SUFFIXES])
     item_names, verdict_names = _split_covariates(covariates, verdicts)
     items = None if items is None else load_items(items, item_names)
     comparisons = encode_verdicts(verdicts, items, verdict_covariates=verdict_names)

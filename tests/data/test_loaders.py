@@ -681,3 +681,62 @@ def test_only_invalid_rows_carry_outcome_detail(tmp_path):
     verdicts = load_verdicts(path)
     assert verdicts["outcome_detail"].tolist() == ["win", "tie", "invalid", "win"]
     assert verdicts["winner"].isna().tolist() == [False, False, True, False]
+
+
+# --------------------------------------------------------------------------- large files
+
+
+def test_a_jsonl_file_read_in_chunks_is_the_file_read_whole(tmp_path, monkeypatch):
+    """Records become a DataFrame a chunk at a time; keys missing from a whole chunk, blank
+    lines and a bad line in a late chunk must read as they do in one piece."""
+    import fairjudge.data._io as io
+
+    records = [_ok(winner="ab"[i % 2], judge=f"j{i % 3}") for i in range(11)]
+    records[2]["weight"] = 2.0  # a key present in the first chunk only
+    records[9]["note"] = "late"  # ... and one in the last chunk only
+    path = _jsonl(tmp_path / "v.jsonl", records[:5] + [""] + records[5:])
+    whole = read_table(path)
+    monkeypatch.setattr(io, "JSONL_CHUNK", 3)
+    chunked = read_table(path)
+    pd.testing.assert_frame_equal(chunked, whole)
+    assert chunked.index.tolist() == [1, 2, 3, 4, 5, *range(7, 13)]
+    assert chunked.loc[11, "note"] == "late" and pd.isna(chunked.loc[12, "note"])
+    _jsonl(path, records + ["{broken"])
+    with pytest.raises(FairjudgeInputError, match="v.jsonl line 12: not valid JSON"):
+        read_table(path)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_reading_named_columns_keeps_those_and_the_line_numbers(tmp_path, fmt):
+    frame = VERDICTS.assign(raw=["a long explanation"] * 4)
+    path = _write(frame, tmp_path / f"verdicts.{fmt}")
+    kept = read_table(path, columns=["item_a", "winner", "weight", "absent"])
+    full = read_table(path)
+    assert kept.columns.tolist() == ["item_a", "winner", "weight"]
+    pd.testing.assert_frame_equal(kept, full[["item_a", "winner", "weight"]],
+                                  check_index_type=False)
+    assert kept.attrs["file_columns"] == full.columns.tolist()
+
+
+def test_rank_reads_only_the_columns_a_fit_uses(tmp_path, monkeypatch):
+    """`rank` skips a verdict file's explanations, yet errors still list what the file has,
+    and per-verdict covariates named in `covariates` are read."""
+    import fairjudge.data._io as io
+
+    rng = np.random.default_rng(0)
+    records = [_ok(*rng.choice(["x", "y", "z", "w"], size=2, replace=False),
+                   winner=str(rng.choice(["a", "b"])), raw="because " * 50,
+                   length_a=int(rng.integers(5, 50)), length_b=int(rng.integers(5, 50)))
+               for _ in range(60)]
+    path = _jsonl(tmp_path / "v.jsonl", records)
+    seen = []
+    real = io._read_jsonl
+    monkeypatch.setattr(io, "_read_jsonl", lambda p, keep=None: seen.append(keep) or real(p, keep))
+    from_file = fairjudge.rank(path, k=2, covariates=["length"])
+    from_frame = fairjudge.rank(pd.DataFrame(records), k=2, covariates=["length"])
+    assert seen[0] is not None and "raw" not in seen[0] and {"length_a", "length_b"} <= seen[0]
+    pd.testing.assert_series_equal(from_file.scores, from_frame.scores)
+    assert from_file.diagnostics["per_verdict_covariates"] == ["length"]
+    _jsonl(path, [{"model": "x", "opponent": "y", "winner": "a", "raw": "r"}])
+    with pytest.raises(FairjudgeInputError, match="found model, opponent, winner, raw"):
+        fairjudge.rank(path, k=1)

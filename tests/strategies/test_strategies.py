@@ -124,3 +124,39 @@ def test_reference_is_generated_once_per_question_and_cached(pairs, tmp_path):
     assert len(first.references) == 40 and first.references["ok"].all()
     assert first.references["question"].is_unique
     assert second.references["cached"].all()
+
+
+def test_judging_in_chunks_gives_the_tables_of_one_chunk(pairs, tmp_path, monkeypatch):
+    """Pairs are planned, judged and parsed a chunk at a time (so prompts of a large table
+    are never all held); the call and aggregate tables must not depend on the chunking."""
+    import fairjudge.strategies._judging as judging
+
+    def run(chunk, name):
+        monkeypatch.setattr(judging, "PAIRS_PER_CHUNK", chunk)
+        backend = get_backend("simulated", bias=1.0, position=0.8)
+        return judge_pairs(pairs, "S1", [backend], samples=2, seed=3,
+                           cache=CompletionCache(tmp_path / f"{name}.sqlite"))
+
+    whole, chunked = run(1000, "whole"), run(7, "chunked")
+    assert len(chunked.calls) == 40 * 2 * 2
+    pd.testing.assert_frame_equal(chunked.calls.drop(columns="latency"),
+                                  whole.calls.drop(columns="latency"))
+    pd.testing.assert_frame_equal(chunked.aggregate, whole.aggregate)
+    assert chunked.report.requested == whole.report.requested == 160
+
+
+def test_one_progress_bar_per_backend_counts_every_planned_call(pairs, tmp_path, monkeypatch,
+                                                                 capsys):
+    import fairjudge.strategies._judging as judging
+    from fairjudge.judges import RunOptions
+
+    monkeypatch.setattr(judging, "PAIRS_PER_CHUNK", 6)
+    cache = CompletionCache(tmp_path / "c.sqlite")
+    backend = get_backend("simulated", bias=1.0)
+    backend.cacheable = True
+    judge_pairs(pairs.iloc[:20], "S1", [backend], cache=cache)  # half the calls cached
+    capsys.readouterr()
+    judge_pairs(pairs, "S1", [backend], cache=cache, options=RunOptions(progress=True))
+    err = capsys.readouterr().err
+    assert err.count("80/80") == 1, err  # one bar, complete: cached calls count as done
+    assert "/14" not in err and "/12" not in err  # no bar per chunk

@@ -11,13 +11,21 @@ import pandas as pd
 
 from fairjudge._util._files import atomic_write, not_utf8_error, open_text
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.data._schema import validate_items, validate_verdicts
+from fairjudge.data._schema import (
+    ARENA_COLUMNS,
+    VERDICT_BOOKKEEPING,
+    VERDICT_REQUIRED,
+    validate_items,
+    validate_verdicts,
+)
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
+def read_table(path: str | os.PathLike, columns=None) -> pd.DataFrame:
     """Read a JSONL, JSON-array, CSV/TSV or Parquet file into a DataFrame.
 
-    The index holds the line number of each record in the file (``attrs["location"]`` is
+    ``columns`` (a collection of names), when given, keeps only those of them the file has;
+    the others are never held in memory (a verdict file's judge explanations can be most of
+    its bytes). The index holds the line number of each record in the file (``attrs["location"]`` is
     ``"line"``) or, for Parquet, the row number (``"row"``); ``attrs["source"]`` holds the
     file name. Both feed the error messages of the validators.
 
@@ -38,7 +46,8 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise FairjudgeInputError(f"{path.name}: file is empty")
     try:
-        frame, location = _read_by_suffix(path, suffix)
+        frame, location = _read_by_suffix(path, suffix, None if columns is None
+                                          else frozenset(columns))
     except UnicodeDecodeError:
         raise not_utf8_error(path) from None
     except PermissionError:
@@ -48,19 +57,28 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     return frame
 
 
-def _read_by_suffix(path: Path, suffix: str):
+def _read_by_suffix(path: Path, suffix: str, keep: frozenset | None):
     if suffix in ("jsonl", "ndjson"):
-        frame, location = _read_jsonl(path), "line"
+        frame, location = _read_jsonl(path, keep), "line"
     elif suffix == "json":
-        frame, location = _read_json_array(path), "record"
+        frame, location = _keep_columns(_read_json_array(path), keep), "record"
     elif suffix in ("csv", "tsv"):
         sep = "\t" if suffix == "tsv" else ","
         try:
             # Ids are names, not numbers: "007" must stay "007"; and an answer that reads
             # "42" is the text "42", not the number 42.0.
+            header: dict[str, None] = {}  # pandas may ask about a column more than once
+
+            def wanted(column: str) -> bool:
+                header[column] = None
+                return column in keep
+
             with open_text(path) as handle:
                 frame = pd.read_csv(handle, sep=sep,
-                                    dtype={c: str for c in ID_COLUMNS + TEXT_COLUMNS})
+                                    dtype={c: str for c in ID_COLUMNS + TEXT_COLUMNS},
+                                    usecols=None if keep is None else wanted)
+            if keep is not None:
+                frame.attrs["file_columns"] = list(header)
         except pd.errors.EmptyDataError:
             raise FairjudgeInputError(f"{path.name}: file is empty") from None
         except pd.errors.ParserError as err:
@@ -69,7 +87,7 @@ def _read_by_suffix(path: Path, suffix: str):
         location = "line"
     elif suffix in ("parquet", "pq"):
         try:
-            frame = pd.read_parquet(path)
+            frame = _keep_columns(pd.read_parquet(path), keep)
         except ImportError:
             raise FairjudgeInputError(
                 f"{path.name}: reading Parquet needs pyarrow: pip install 'fairjudge[parquet]'"
@@ -138,14 +156,41 @@ def iter_jsonl(path: Path):
             raise not_utf8_error(path) from None
 
 
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    records, lines = [], []
+#: Records turned into a DataFrame at a time: Python dicts take about ten times the memory of
+#: the frame they become, so a file is never held as one list of them.
+JSONL_CHUNK = 20_000
+
+
+def _read_jsonl(path: Path, keep: frozenset | None = None) -> pd.DataFrame:
+    chunks, records, lines, seen = [], [], [], {}
     for number, record in iter_jsonl(path):
+        if keep is not None:
+            seen.update(dict.fromkeys(record))
+            record = {key: value for key, value in record.items() if key in keep}
         records.append(record)
         lines.append(number)
-    if not records:
+        if len(records) == JSONL_CHUNK:
+            chunks.append(pd.DataFrame.from_records(records, index=lines))
+            records, lines = [], []
+    if records or not chunks:
+        chunks.append(pd.DataFrame.from_records(records, index=lines))
+    if not any(len(chunk) for chunk in chunks):
         raise FairjudgeInputError(f"{path.name}: file is empty (no JSON records)")
-    return pd.DataFrame.from_records(records, index=pd.Index(lines, name="line"))
+    frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks)
+    frame.index.name = "line"
+    if keep is not None:
+        frame.attrs["file_columns"] = list(seen)
+    return frame
+
+
+def _keep_columns(frame: pd.DataFrame, keep: frozenset | None) -> pd.DataFrame:
+    """``frame`` with only the columns in ``keep``; ``attrs["file_columns"]`` lists them all
+    (error messages name what the file has, not what was kept)."""
+    if keep is None:
+        return frame
+    kept = frame[[c for c in frame.columns if c in keep]]
+    kept.attrs["file_columns"] = list(frame.columns)
+    return kept
 
 
 def _read_json_array(path: Path) -> pd.DataFrame:
@@ -176,7 +221,7 @@ def _as_frame(source, what: str) -> pd.DataFrame:
     raise TypeError(f"{what} must be a file path or a pandas DataFrame; got {type(source)!r}")
 
 
-def load_verdicts(source) -> pd.DataFrame:
+def load_verdicts(source, columns=None) -> pd.DataFrame:
     """Load and validate a verdict table.
 
     Parameters
@@ -186,6 +231,10 @@ def load_verdicts(source) -> pd.DataFrame:
         (shown first), ``item_b`` (shown second), ``winner`` in {a, b, tie}, and optional
         ``judge``, ``question_id``, ``weight``; or a Chatbot Arena battle table
         (``model_a``, ``model_b``, ``winner`` in {model_a, model_b, tie, tie (bothbad)}).
+    columns : collection of str, optional
+        Read only these columns of a file, besides the ones validation needs (the required
+        and bookkeeping fields, and the Arena ones); for fits that never look at the judge's
+        explanations. A DataFrame is taken whole.
 
     Returns
     -------
@@ -199,6 +248,9 @@ def load_verdicts(source) -> pd.DataFrame:
     >>> v[["item_a", "item_b", "winner", "judge"]].iloc[0].tolist(), float(v["weight"].iloc[0])
     (['x', 'y', 'a', 'judge'], 1.0)
     """
+    if columns is not None and isinstance(source, (str, os.PathLike)):
+        source = read_table(source, columns={*VERDICT_REQUIRED, *VERDICT_BOOKKEEPING,
+                                             *ARENA_COLUMNS, *columns})
     return validate_verdicts(_as_frame(source, "verdicts"))
 
 
@@ -256,4 +308,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
             if suffix == ".csv":
                 frame.to_csv(handle, index=False)
             else:
-                frame.to_json(handle, orient="records", lines=True, force_ascii=False)
+                # A slice at a time: the JSON text of a large table is never held whole.
+                for start in range(0, max(len(frame), 1), JSONL_CHUNK):
+                    frame.iloc[start:start + JSONL_CHUNK].to_json(
+                        handle, orient="records", lines=True, force_ascii=False)

@@ -64,8 +64,12 @@ from fairjudge._util._warnings import FairjudgeInputError
 VERDICT_REQUIRED = ("item_a", "item_b", "winner")
 #: Flags of a pair whose answers could steer a judge: verdict tokens, prompt delimiters.
 INJECTION_FLAGS = ("answer_has_verdict_tokens", "answer_has_delimiters")
-VERDICT_OPTIONAL = ("judge", "question_id", "weight", "pair_id", "order", "strategy", "sample",
-                    "outcome_detail", "cost", "raw", *INJECTION_FLAGS)
+#: Optional fields that validation checks and every consumer may read (not the judge's text).
+VERDICT_BOOKKEEPING = ("judge", "question_id", "weight", "pair_id", "order", "strategy",
+                       "sample", "outcome_detail", "cost")
+VERDICT_OPTIONAL = (*VERDICT_BOOKKEEPING, "raw", *INJECTION_FLAGS)
+#: Columns of a Chatbot Arena battle table that stand for ``item_a`` and ``item_b``.
+ARENA_COLUMNS = ("model_a", "model_b")
 #: Values of the ``order`` column: the pair's own first item shown first, or second.
 ORDERS = ("ab", "ba")
 #: Suffixes of per-verdict covariate columns (values for the first- and second-shown answer,
@@ -186,14 +190,14 @@ def validate_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     if len(frame) == 0:
         raise FairjudgeInputError(f"{source}: no verdicts found; expected one verdict per row")
     frame = frame.copy()
-    if "item_a" not in frame.columns and {"model_a", "model_b"} <= set(frame.columns):
+    if "item_a" not in frame.columns and set(ARENA_COLUMNS) <= set(frame.columns):
         frame = _from_arena(frame)
     for field in VERDICT_REQUIRED:
         if field not in frame.columns:
             raise FairjudgeInputError(
                 f"{source}: missing field `{field}`; a verdict table needs item_a, item_b, winner"
                 f" (or the Chatbot Arena columns model_a, model_b, winner); found "
-                f"{', '.join(map(str, frame.columns))}"
+                f"{', '.join(map(str, frame.attrs.get('file_columns', frame.columns)))}"
             )
     for field in ("item_a", "item_b"):
         bad = _first_bad(frame[field].isna().to_numpy())

@@ -286,7 +286,8 @@ def output_budget(request: JudgeRequest, backend: JudgeBackend) -> int | None:
 async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], *,
                            cache: CompletionCache | None = None,
                            options: RunOptions = RunOptions(),
-                           report: RunReport | None = None) -> list[CallResult | None]:
+                           report: RunReport | None = None,
+                           progress=None) -> list[CallResult | None]:
     """Answer every request with a raw completion, from the cache where possible.
 
     Identical requests (same cache key) are sent once. Each fresh completion is written to
@@ -294,6 +295,10 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     parsers (:mod:`fairjudge.judges._parsing`) run on the results, cached or fresh alike.
     Returns one :class:`CallResult` per request, ``None`` where no answer was obtained
     (spend cap reached, retries exhausted).
+
+    ``progress``, a tqdm bar the caller owns (and closes), counts every request answered
+    here, from the cache or not; without it, a bar of the calls to send is shown when
+    ``options.progress`` is set.
 
     Raises
     ------
@@ -345,7 +350,12 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     price = (options.prices or {}).get(backend.model)
     ledger = report.ledger
     state = {"fatal": None}
-    bar = _progress_bar(len(pending), backend.label) if options.progress and pending else None
+    if progress is not None:
+        bar = progress
+        bar.update(len(keys) - len(pending))  # from the cache, or duplicates sent once
+    else:
+        bar = (_progress_bar(len(pending), backend.label) if options.progress and pending
+               else None)
     queue = list(reversed(pending))
     leasing = cache is not None and backend.cacheable
     owner = lease_owner()
@@ -562,7 +572,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         await asyncio.gather(*workers, return_exceptions=True)
         raise
     finally:
-        if bar is not None:
+        if bar is not None and progress is None:
             bar.close()
         report.elapsed += time.perf_counter() - start
     if state["fatal"] is not None:

@@ -16,7 +16,7 @@ from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
 from fairjudge.judges._parsing import RUBRIC_PARSER, VERDICT_PARSER, VerdictParser, parse_verdicts
 from fairjudge.judges._prompts import load_templates
-from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
+from fairjudge.judges._runner import RunOptions, RunReport, _progress_bar, execute_requests
 from fairjudge.judges._types import Completion, GenerationSettings, JudgeRequest
 from fairjudge.strategies._injection import INJECTION_FLAGS, injection_flags
 from fairjudge.strategies._strategies import Strategy, get_strategy, to_pair_frame
@@ -65,6 +65,12 @@ class JudgingResult:
     flagged: pd.DataFrame | None = None
 
 
+#: Pairs planned, judged and parsed at a time when a cache is given: rendered prompts and raw
+#: completions of one chunk are held, never of the whole table. Without a cache the table is
+#: one chunk, so that identical calls in different chunks are still sent once.
+PAIRS_PER_CHUNK = 5000
+
+
 async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeBackend], *,
                             cache: CompletionCache | None = None,
                             options: RunOptions = RunOptions(), seed: int = 0,
@@ -82,55 +88,133 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
     prompt = templates[template or strategy.template]
     report = report if report is not None else RunReport()
     flags = injection_flags(pairs, template=prompt)
-    flag_of = {pair_id: dict(zip(INJECTION_FLAGS, values)) for pair_id, *values in
-               flags[["pair_id", *INJECTION_FLAGS]].itertuples(index=False)}
     references, reference_calls = await _references(pairs, strategy, backends[0], templates,
-                                                    cache, options,
-                                   settings, report)
-    planned: list[list[tuple]] = [[] for _ in backends]  # per backend: (row, call, request)
-    for row in pairs.itertuples(index=False):
-        reference = row.reference if row.reference else references.get(row.question)
-        if strategy.needs_reference and not reference:
-            continue  # the reference could not be generated; reported below
-        planned_calls = [replace(call, sample=sample)
-                         for call in strategy.calls(row.id, seed=seed, n_backends=len(backends))
-                         for sample in range(samples)]
-        for call in planned_calls:
-            shown = (row.item_a, row.item_b, row.text_a, row.text_b)
-            if call.order == "ba":
-                shown = (row.item_b, row.item_a, row.text_b, row.text_a)
-            temperature = settings.temperature if call.temperature is None else call.temperature
-            request = JudgeRequest(
-                messages=prompt.render(question=row.question, answer_a=shown[2],
-                                       answer_b=shown[3], reference=reference),
-                settings=replace(settings, temperature=temperature),
-                template=prompt.name, template_version=prompt.version, sample=call.sample,
-                metadata={"pair_id": row.id, "item_a": shown[0], "item_b": shown[1],
-                          "answer_a": shown[2], "answer_b": shown[3], "order": call.order})
-            planned[call.backend].append((row, call, request))
-    result_lists = await asyncio.gather(*[
-        execute_requests(backend, [p[2] for p in plan], cache=cache, options=options,
-                         report=report)
-        for backend, plan in zip(backends, planned)])
-    call_rows, by_pair, pair_cost, missing = [], {}, {}, set()
-    features = _side_features(pairs)
-    rubric = "{{rubric}}" in prompt.user
-    for backend, plan, results in zip(backends, planned, result_lists):
-        price = (options.prices or {}).get(backend.model)
-        verdicts = parse_verdicts(results, parser, requests=[p[2] for p in plan])
-        report.invalid += sum(1 for v in verdicts
-                              if v is not None and v.outcome is Outcome.INVALID)
-        for (row, call, request), verdict in zip(plan, verdicts):
+                                                    cache, options, settings, report)
+    run = _Run(strategy, backends, prompt, settings, options, parser, report, references,
+               flags, rubric="{{rubric}}" in prompt.user)
+    step = PAIRS_PER_CHUNK if cache is not None else max(1, len(pairs))
+    bars = (_progress_bars(pairs, strategy, backends, references, seed=seed, samples=samples)
+            if options.progress else [None] * len(backends))
+    try:
+        for first in range(0, len(pairs), step):
+            await run.judge_chunk(pairs.iloc[first:first + step], first, seed=seed,
+                                  samples=samples, cache=cache, bars=bars)
+    finally:
+        for bar in bars:
+            if bar is not None:
+                bar.close()
+    aggregate_rows, incomplete = [], []
+    for position, row in enumerate(pairs.itertuples(index=False)):
+        results = run.by_pair.get(row.id, [])
+        if not results or row.id in run.missing:
+            incomplete.append(row.id)  # some requested call (any sample) has no answer
+        if not results or any(outcome is None for _, outcome, _ in results):
+            continue
+        outcome = strategy.aggregate([to_pair_frame(o, order) for order, o, _ in results])
+        aggregate_rows.append({
+            "pair_id": row.id, "question_id": row.question_id, "item_a": row.item_a,
+            "item_b": row.item_b, "winner": _WINNER.get(outcome),
+            "outcome_detail": _DETAIL[outcome], "strategy": strategy.name,
+            "judge": "+".join(dict.fromkeys(label for _, _, label in results)),
+            "n_calls": len(results), "cost_multiplier": strategy.cost_multiplier(len(backends)),
+            "cost": run.pair_cost.get(row.id, np.nan), **run.flags_of(position)})
+    calls = (pd.concat(run.call_frames, ignore_index=True) if run.call_frames
+             else pd.DataFrame(columns=_CALL_COLUMNS))
+    aggregate = pd.DataFrame(aggregate_rows, columns=_AGGREGATE_COLUMNS)
+    flagged = flags[flags[list(INJECTION_FLAGS)].any(axis=1)].reset_index(drop=True)
+    return JudgingResult(calls, aggregate, report, incomplete, reference_calls, flagged)
+
+
+def _progress_bars(pairs, strategy, backends, references, *, seed, samples) -> list:
+    """One bar per backend over every call planned for it (each chunk advances it)."""
+    planned = np.zeros(len(backends), dtype=int)
+    for pair_id, question, reference in pairs[["id", "question", "reference"]].itertuples(
+            index=False):
+        if strategy.needs_reference and not (reference or references.get(question)):
+            continue  # no reference, no call
+        for call in strategy.calls(pair_id, seed=seed, n_backends=len(backends)):
+            planned[call.backend] += samples
+    return [_progress_bar(int(n), backend.label) if n else None
+            for n, backend in zip(planned, backends)]
+
+
+class _Run:
+    """One judging run: what every chunk of pairs needs, and what the chunks leave behind
+    (call rows as DataFrames, each pair's sample-0 outcomes, costs, pairs missing a call)."""
+
+    def __init__(self, strategy, backends, prompt, settings, options, parser, report,
+                 references, flags, *, rubric):
+        self.strategy, self.backends, self.prompt = strategy, backends, prompt
+        self.settings, self.options, self.parser, self.report = settings, options, parser, report
+        self.references, self.rubric = references, rubric
+        self.flag_values = flags[list(INJECTION_FLAGS)].to_numpy(dtype=bool)
+        self.call_frames: list[pd.DataFrame] = []
+        # pair id -> [(order, outcome or None, judge label)] of its sample-0 calls
+        self.by_pair: dict[str, list] = {}
+        self.pair_cost: dict[str, float] = {}
+        self.missing: set[str] = set()
+
+    def flags_of(self, position: int) -> dict:
+        return dict(zip(INJECTION_FLAGS, map(bool, self.flag_values[position])))
+
+    async def judge_chunk(self, pairs: pd.DataFrame, offset: int, *, seed, samples, cache,
+                          bars) -> None:
+        """Plan, run and parse the calls of ``pairs`` (rows ``offset``... of the table)."""
+        backends, settings = self.backends, self.settings
+        features = _side_features(pairs)
+        planned: list[list[tuple]] = [[] for _ in backends]  # per backend: (pos, call, request)
+        for position, row in enumerate(pairs.itertuples(index=False), start=offset):
+            reference = row.reference if row.reference else self.references.get(row.question)
+            if self.strategy.needs_reference and not reference:
+                continue  # the reference could not be generated; reported in `references`
+            for call in self.strategy.calls(row.id, seed=seed, n_backends=len(backends)):
+                for sample in range(samples):
+                    shown = (row.item_a, row.item_b, row.text_a, row.text_b)
+                    if call.order == "ba":
+                        shown = (row.item_b, row.item_a, row.text_b, row.text_a)
+                    temperature = (settings.temperature if call.temperature is None
+                                   else call.temperature)
+                    request = JudgeRequest(
+                        messages=self.prompt.render(question=row.question, answer_a=shown[2],
+                                                    answer_b=shown[3], reference=reference),
+                        settings=replace(settings, temperature=temperature),
+                        template=self.prompt.name, template_version=self.prompt.version,
+                        sample=sample,
+                        metadata={"pair_id": row.id, "item_a": shown[0], "item_b": shown[1],
+                                  "answer_a": shown[2], "answer_b": shown[3],
+                                  "order": call.order})
+                    planned[call.backend].append((position, row, replace(call, sample=sample),
+                                                  request))
+        result_lists = await asyncio.gather(*[
+            execute_requests(backend, [p[3] for p in plan], cache=cache, options=self.options,
+                             report=self.report, progress=bar)
+            for backend, plan, bar in zip(backends, planned, bars)])
+        for backend, plan, results in zip(backends, planned, result_lists):
+            verdicts = parse_verdicts(results, self.parser, requests=[p[3] for p in plan])
+            self.report.invalid += sum(1 for v in verdicts
+                                       if v is not None and v.outcome is Outcome.INVALID)
+            self._record(backend, plan, verdicts, features, offset)
+
+    def _record(self, backend, plan, verdicts, features: np.ndarray, offset: int) -> None:
+        """Call rows of one backend's answers; ``features`` are the chunk's (from row
+        ``offset``)."""
+        price = (self.options.prices or {}).get(backend.model)
+        strategy, rubric = self.strategy, self.rubric
+        rows = []
+        for (position, row, call, request), verdict in zip(plan, verdicts):
             if call.sample == 0:  # further samples measure stability; they do not vote
-                by_pair.setdefault(row.id, []).append((call, verdict, backend))
+                self.by_pair.setdefault(row.id, []).append(
+                    (call.order, None if verdict is None else verdict.outcome, backend.label))
             if verdict is None:
-                missing.add(row.id)  # a requested call without an answer
+                self.missing.add(row.id)  # a requested call without an answer
                 continue
-            shown_a, shown_b = request.metadata["answer_a"], request.metadata["answer_b"]
+            first, second = features[position - offset]
+            if call.order == "ba":
+                first, second = second, first
             probs = verdict.probabilities or {}
             cost = price.cost(verdict.usage) if price else np.nan
-            pair_cost[row.id] = pair_cost.get(row.id, 0.0) + cost
-            call_rows.append({
+            self.pair_cost[row.id] = self.pair_cost.get(row.id, 0.0) + cost
+            rows.append({
                 "pair_id": row.id, "question_id": row.question_id,
                 "item_a": request.metadata["item_a"], "item_b": request.metadata["item_b"],
                 "winner": _WINNER.get(verdict.outcome),
@@ -145,30 +229,13 @@ async def judge_pairs_async(pairs: pd.DataFrame, strategy, backends: list[JudgeB
                 "p_a": probs.get("A", np.nan), "p_b": probs.get("B", np.nan),
                 "p_tie": probs.get("tie", np.nan),
                 "scores": _scores_json(verdict.raw) if rubric else None,
-                "length_a": features[shown_a][0], "length_b": features[shown_b][0],
-                "markdown_a": features[shown_a][1], "markdown_b": features[shown_b][1],
+                "length_a": first[0], "length_b": second[0],
+                "markdown_a": first[1], "markdown_b": second[1],
                 "raw": verdict.raw, "detail": verdict.detail,
                 "parser": f"{verdict.parser}+{RUBRIC_PARSER.label}" if rubric
-                else verdict.parser, **flag_of[row.id]})
-    aggregate_rows, incomplete = [], []
-    for row in pairs.itertuples(index=False):
-        results = by_pair.get(row.id, [])
-        if not results or row.id in missing:
-            incomplete.append(row.id)  # some requested call (any sample) has no answer
-        if not results or any(v is None for _, v, _ in results):
-            continue
-        outcome = strategy.aggregate([to_pair_frame(v.outcome, c.order) for c, v, _ in results])
-        aggregate_rows.append({
-            "pair_id": row.id, "question_id": row.question_id, "item_a": row.item_a,
-            "item_b": row.item_b, "winner": _WINNER.get(outcome),
-            "outcome_detail": _DETAIL[outcome], "strategy": strategy.name,
-            "judge": "+".join(dict.fromkeys(b.label for _, _, b in results)),
-            "n_calls": len(results), "cost_multiplier": strategy.cost_multiplier(len(backends)),
-            "cost": pair_cost.get(row.id, np.nan), **flag_of[row.id]})
-    calls = pd.DataFrame(call_rows, columns=_CALL_COLUMNS)
-    aggregate = pd.DataFrame(aggregate_rows, columns=_AGGREGATE_COLUMNS)
-    flagged = flags[flags[list(INJECTION_FLAGS)].any(axis=1)].reset_index(drop=True)
-    return JudgingResult(calls, aggregate, report, incomplete, reference_calls, flagged)
+                else verdict.parser, **self.flags_of(position)})
+        if rows:
+            self.call_frames.append(pd.DataFrame(rows, columns=_CALL_COLUMNS))
 
 
 _CALL_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
@@ -188,13 +255,15 @@ def _scores_json(raw: str) -> str | None:
     return None if scores is None else json.dumps(scores, sort_keys=True)
 
 
-def _side_features(pairs: pd.DataFrame) -> dict:
-    """Word count and markdown markers of every answer text (computed once per text): the
-    per-side covariates a verdict table carries as ``length_a``, ``markdown_a``, ..."""
-    texts = pd.unique(pd.concat([pairs["text_a"], pairs["text_b"]], ignore_index=True))
+def _side_features(pairs: pd.DataFrame) -> np.ndarray:
+    """Word count and markdown markers of both answers of every pair, shape
+    ``(n_pairs, 2 sides, 2)``: the per-side covariates a verdict table carries as
+    ``length_a``, ``markdown_a``, ... Each distinct text of ``pairs`` is measured once."""
+    codes, texts = pd.factorize(pd.concat([pairs["text_a"], pairs["text_b"]],
+                                          ignore_index=True))
     table = text_features(pd.Series(texts, dtype=object))
-    return {text: (int(length), int(markdown)) for text, length, markdown in
-            zip(texts, table["length"], table["markdown"])}
+    measured = table[["length", "markdown"]].to_numpy(dtype=np.int64)[codes]
+    return np.stack([measured[:len(pairs)], measured[len(pairs):]], axis=1)
 
 
 async def _references(pairs, strategy: Strategy, backend, templates, cache, options, settings,
