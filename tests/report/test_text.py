@@ -45,3 +45,21 @@ def test_an_interval_from_too_few_units_prints_n_a():
     assert format_estimate(Estimate(1.0, float("nan"), float("nan"), 1)) == "1.000 [n/a] n=1"
     assert format_estimate(Estimate(0.5, 0.25, 0.75, 12000)) == "0.500 [0.250, 0.750] n=12,000"
     assert format_estimate(Estimate.missing()) == "n/a"
+
+
+def test_columns_line_up_whatever_the_length_of_judge_and_item_names():
+    """Formerly each bias row was padded to the covariate name only, so a long judge name
+    pushed its numbers right; item ids longer than 20 characters did the same."""
+    rng = np.random.default_rng(0)
+    ids = ["x", "an-item-with-a-rather-long-identifier", "y", "z"]
+    first = rng.integers(0, 4, size=80)
+    second = (first + rng.integers(1, 4, size=80)) % 4
+    verdicts = pd.DataFrame({
+        "item_a": [ids[i] for i in first], "item_b": [ids[i] for i in second],
+        "winner": rng.choice(["a", "b"], size=80),
+        "judge": np.where(np.arange(80) % 2 == 0, "j", "a-judge-with-a-long-name")})
+    lines = format_ranking(fairjudge.rank(verdicts, k=1, n_samples=50)).splitlines()
+    table = [line for line in lines[2:7] if line.strip()]
+    assert len({len(line) for line in table}) == 1, table
+    bias = [line for line in lines if "/position" in line]
+    assert len(bias) == 2 and len({line.index("[") for line in bias}) == 1, bias

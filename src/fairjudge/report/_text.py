@@ -16,10 +16,12 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
     lines = [f"model: {ranking.fit.model}    k = {format_count(ranking.k)}    "
              f"items = {format_count(ranking.fit.n_items)}    verdicts = {verdicts}"]
     lines.append("")
-    lines.append(f"{'rank':>4}  {'id':<20} {'score':>8} {'s.e.':>7} {'P(top-k)':>9}")
-    for item, row in frame.head(show).iterrows():
+    shown = frame.head(show)
+    width = max([20, *(len(str(item)) for item in shown.index)])
+    lines.append(f"{'rank':>4}  {'id':<{width}} {'score':>8} {'s.e.':>7} {'P(top-k)':>9}")
+    for item, row in shown.iterrows():
         mark = "*" if row["in_topk"] else " "
-        lines.append(f"{int(row['rank']):>4}{mark} {str(item):<20} {row['score']:>8.3f} "
+        lines.append(f"{int(row['rank']):>4}{mark} {str(item):<{width}} {row['score']:>8.3f} "
                      f"{row['std_error']:>7.3f} {row['membership']:>9.3f}")
     if len(frame) > show:
         lines.append(f"      ... {format_count(len(frame) - show)} more items")
@@ -27,8 +29,10 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
     if len(ranking.bias):
         pct = int(round(ranking.level * 100))
         lines.append(f"bias estimates (logits per unit; {pct}% intervals):")
-        for r in ranking.bias.itertuples():
-            lines.append(f"  {r.judge}/{r.name:<16} {r.estimate:+9.4f}  "
+        labels = [f"{r.judge}/{r.name}" for r in ranking.bias.itertuples()]
+        width = max(len(label) for label in labels)
+        for label, r in zip(labels, ranking.bias.itertuples()):
+            lines.append(f"  {label:<{width}} {r.estimate:+9.4f}  "
                          f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]  s.e. {r.std_error:.4f}")
     else:
         lines.append("bias estimates: none (naive model)")
