@@ -175,6 +175,31 @@ def test_rank_does_not_warn_on_connected_comparisons(simulated_verdicts):
         fairjudge.rank(verdicts, k=2, model="naive", n_samples=100)
 
 
+def test_a_judge_column_of_user_ids_warns_and_can_be_pooled(simulated_verdicts):
+    """Arena's `judge` is a user id: formerly each of hundreds of users silently got a
+    position term of its own. Now a warning names the count, and pooling fits one judge."""
+    _, _, verdicts = simulated_verdicts(n_items=12)
+    users = verdicts.assign(judge=[f"user{i % 40}" for i in range(len(verdicts))])
+    with pytest.warns(fairjudge.ManyJudgesWarning, match="40 distinct values.*--pool-judges"):
+        separate = fairjudge.rank(users, k=3, n_samples=100)
+    assert separate.diagnostics["n_judges"] == 40
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fairjudge.ManyJudgesWarning)
+        pooled = fairjudge.rank(users, k=3, n_samples=100, pool_judges=True)
+        one = fairjudge.rank(verdicts.assign(judge="anyone"), k=3, n_samples=100)
+    assert pooled.diagnostics["n_judges"] == 1
+    pd.testing.assert_series_equal(pooled.scores, one.scores)
+    assert len(pooled.bias) == len(one.bias) == 1  # one position term
+
+
+def test_a_few_judges_do_not_warn(simulated_verdicts):
+    _, _, verdicts = simulated_verdicts()
+    panel = verdicts.assign(judge=[f"model{i % 5}" for i in range(len(verdicts))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fairjudge.ManyJudgesWarning)
+        assert fairjudge.rank(panel, k=2, n_samples=100).diagnostics["n_judges"] == 5
+
+
 # --------------------------------------------------------------------------- select
 
 

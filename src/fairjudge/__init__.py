@@ -21,6 +21,11 @@ import importlib
 __version__ = "0.1.0"
 
 _LAZY = {
+    "ComparisonGraphWarning": "fairjudge._util._warnings",
+    "ConvergenceWarning": "fairjudge._util._warnings",
+    "FairjudgeInputError": "fairjudge._util._warnings",
+    "FairjudgeWarning": "fairjudge._util._warnings",
+    "ManyJudgesWarning": "fairjudge._util._warnings",
     "Outcome": "fairjudge.data._schema",
     "Ranking": "fairjudge._api",
     "Selection": "fairjudge._api",
@@ -32,7 +37,9 @@ _LAZY = {
 _SUBPACKAGES = ("active", "audit", "data", "judges", "models", "probes", "report", "stats",
                 "strategies")
 
-__all__ = ["Outcome", "Ranking", "Selection", "load_items", "load_verdicts", "rank", "select"]
+__all__ = ["ComparisonGraphWarning", "ConvergenceWarning", "FairjudgeInputError",
+           "FairjudgeWarning", "ManyJudgesWarning", "Outcome", "Ranking", "Selection",
+           "load_items", "load_verdicts", "rank", "select"]
 
 
 def __getattr__(name: str):

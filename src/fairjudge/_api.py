@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from fairjudge._util._errors import RunIncomplete, SpendCapReached
-from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge._util._warnings import FairjudgeInputError, ManyJudgesWarning
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
 from fairjudge.data._io import _as_frame, load_items, load_verdicts
@@ -143,10 +144,30 @@ def _items_for(comparisons) -> pd.DataFrame:
     return index
 
 
+#: More distinct judges than this suggests the column names annotators, not judge models.
+MANY_JUDGES = 20
+
+
+def _pool_or_warn(verdicts: pd.DataFrame, pool: bool) -> pd.DataFrame:
+    """One judge for every verdict when pooling; else a warning when the judge column looks
+    like annotator ids (each judge gets position and bias terms of its own)."""
+    if pool:
+        return verdicts.assign(judge="pooled")
+    counts = verdicts["judge"].value_counts()
+    if len(counts) > MANY_JUDGES:
+        warnings.warn(
+            f"{verdicts.attrs.get('source', 'verdicts')}: the `judge` column has "
+            f"{len(counts):,} distinct values (median {int(counts.median()):,} verdicts "
+            "each), and each gets position and bias terms of its own; if it holds annotators "
+            "or users rather than judge models, pool them (--pool-judges, "
+            "pool_judges=True)", ManyJudgesWarning, stacklevel=3)
+    return verdicts
+
+
 def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=None,
          anchors=None, prior_precision: float = 1.0, bias_prior_precision: float = 0.1,
          position: bool = True, n_samples: int = 1500, level: float = 0.95,
-         rng=0) -> Ranking:
+         pool_judges: bool = False, rng=0) -> Ranking:
     """Fit a model to judge verdicts and return the top-k with membership probabilities.
 
     Parameters
@@ -154,9 +175,10 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     verdicts : path or pandas.DataFrame
         Verdict table (see :func:`fairjudge.data.load_verdicts`).
     items : path or pandas.DataFrame, optional
-        Item table; its numeric columns other than ``quality`` are the covariates unless
-        ``covariates`` selects some. Without it the bias-aware model has the position term
-        only.
+        Item table; its covariates are those ``covariates`` names, or by default its
+        ``length``, ``markdown`` and ``verbose`` columns (see
+        :data:`fairjudge.data.DEFAULT_COVARIATES`). Without it the bias-aware model has the
+        position term only.
     k : int
         Size of the top set.
     model : str
@@ -178,6 +200,11 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         Model the position term.
     n_samples : int
         Posterior samples for the membership probabilities.
+    pool_judges : bool
+        Treat every verdict as from one judge (one set of position and bias terms). For a
+        ``judge`` column holding annotators or users (Arena's ``judge`` is a user id): with
+        more than :data:`MANY_JUDGES` values and no pooling, a
+        :class:`~fairjudge.ManyJudgesWarning` says so.
     level : float
         Level of the bias intervals.
     rng : seed or numpy.random.Generator
@@ -196,6 +223,7 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     # A fit reads ids, outcomes and per-verdict covariates; never a file's explanations.
     verdicts = load_verdicts(verdicts, columns=[
         f"{name}{suffix}" for name in covariates or () for suffix in VERDICT_COVARIATE_SUFFIXES])
+    verdicts = _pool_or_warn(verdicts, pool_judges)
     item_names, verdict_names = _split_covariates(covariates, verdicts)
     items = None if items is None else load_items(items, item_names)
     comparisons = encode_verdicts(verdicts, items, verdict_covariates=verdict_names)
@@ -216,6 +244,9 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         "first_shown_win_rate": float((verdicts["winner"] == Outcome.A.value).mean()),
         "covariates": (names or []) + list(verdict_names),
         "per_verdict_covariates": list(verdict_names),
+        "covariates_named": covariates is not None,
+        "numeric_columns_not_fitted": [] if items is None
+        else list(items.attrs.get("unused_numeric", [])),
         "components": len(components),
     }
     if len(components) > 1:

@@ -65,6 +65,19 @@ def test_rank_json(tmp_path, capsys, biased_files):
         assert entry["ci_low"] < entry["estimate"] < entry["ci_high"], name
 
 
+def test_rank_pools_a_judge_column_of_users_when_asked(tmp_path, capsys, biased_files):
+    _, items_path, _, verdicts = biased_files(n_items=12)
+    users = tmp_path / "users.jsonl"
+    write_table(verdicts.assign(judge=[f"user{i % 30}" for i in range(len(verdicts))]), users)
+    code = main(["rank", str(users), "--items", str(items_path), "--k", "2"])
+    captured = capsys.readouterr()
+    assert code == 0 and "30 distinct values" in captured.err and "--pool-judges" in captured.err
+    payload = _run_json(capsys, ["rank", str(users), "--items", str(items_path), "--k", "2",
+                                 "--pool-judges", "--json"])
+    assert payload["diagnostics"]["n_judges"] == 1
+    assert set(payload["bias"]) == {"verbose", "position"}
+
+
 def test_rank_bias_intervals_cover_the_truth(tmp_path, capsys, biased_files):
     """The CLI reports the library's bias-aware fit, whose estimates recover the truth.
 

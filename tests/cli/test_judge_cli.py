@@ -232,3 +232,23 @@ def test_live_workflows_with_every_call_failing_exit_1_not_2(tmp_path, pairs_fil
     code, _, err = run(argv, capsys)
     assert code == 1, err
     assert expected in err and "could not connect" in err and "Traceback" not in err
+
+
+def test_a_spend_cap_without_price_or_budget_names_the_flag_to_add(tmp_path, pairs_file, capsys):
+    """Formerly "set max tokens" named no flag and the price-file format was only in --help;
+    the error comes before any call, with no progress bar drawn above it."""
+    out, cache = tmp_path / "v.jsonl", tmp_path / "c.sqlite"
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--max-cost", "1",
+                        "--out", out, "--cache", cache], capsys)
+    assert code == 2 and "--prices FILE" in err and '{"biased-judge": {"input":' in err
+    assert "call/s" not in err
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"biased-judge": {"input": 1.0, "output": 2.0}}')
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--max-cost", "1",
+                        "--prices", prices, "--out", out, "--cache", cache], capsys)
+    assert code == 2 and "set --max-tokens N" in err and "call/s" not in err
+    assert not out.exists()
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--max-cost", "1",
+                        "--prices", prices, "--max-tokens", "50", "--out", out, "--cache",
+                        cache], capsys)
+    assert code == 0 and out.exists() and "call/s" in err  # the bar is drawn once calls run

@@ -740,3 +740,23 @@ def test_rank_reads_only_the_columns_a_fit_uses(tmp_path, monkeypatch):
     _jsonl(path, [{"model": "x", "opponent": "y", "winner": "a", "raw": "r"}])
     with pytest.raises(FairjudgeInputError, match="found model, opponent, winner, raw"):
         fairjudge.rank(path, k=1)
+
+
+def test_only_the_default_covariates_are_fitted_unless_others_are_named(tmp_path):
+    """Formerly every numeric column was a covariate: a score or a count in the item table
+    was fitted as a bias without a word. Now only `length`, `markdown` (and the simulator's
+    `verbose`) are, others are listed as not fitted, and rank's output says which."""
+    from fairjudge.report import format_ranking
+
+    items = ITEMS.assign(votes=[3, 50, 7], reviewer_score=[0.2, 0.9, 0.4])
+    loaded = load_items(_write(items, tmp_path / "items.jsonl"))
+    assert loaded.attrs["covariates"] == ["length", "markdown"]
+    assert loaded.attrs["unused_numeric"] == ["votes", "reviewer_score"]
+    named = load_items(tmp_path / "items.jsonl", covariates=["votes"])
+    assert named.attrs["covariates"] == ["votes"] and named.attrs["unused_numeric"] == []
+    verdicts = pd.concat([VERDICTS] * 5, ignore_index=True)
+    ranking = fairjudge.rank(verdicts, loaded.reset_index(), k=1, n_samples=50)
+    assert ranking.diagnostics["covariates"] == ["length", "markdown"]
+    line = format_ranking(ranking).splitlines()[1]
+    assert line.startswith("covariates: length, markdown (the default set)")
+    assert "not fitted: votes, reviewer_score" in line

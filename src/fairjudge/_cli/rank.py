@@ -16,8 +16,8 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--model", type=model_choice(), default="bias-aware", show_default=True,
               help="Ranking model.")
 @click.option("--covariates", default=None, envvar="FAIRJUDGE_COVARIATES",
-              help="Comma-separated covariate columns (default: every numeric column but "
-                   "quality, question_id, question and source).")
+              help="Comma-separated covariate columns (default: length, markdown and verbose, "
+                   "those the item table has; other numeric columns only when named).")
 @click.option("--anchors", type=click.Path(dir_okay=False), default=None,
               help="Trusted pairwise labels (verdict table); gates the bias correction.")
 @click.option("--prior-precision", type=float, default=1.0, show_default=True,
@@ -25,6 +25,9 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--bias-prior-precision", type=float, default=0.1, show_default=True,
               help="lambda_b = 1/tau^2 of the shrinkage prior on bias terms.")
 @click.option("--no-position", is_flag=True, help="Do not model a position term.")
+@click.option("--pool-judges", is_flag=True,
+              help="One set of position and bias terms for every verdict (for a `judge` "
+                   "column of annotators or users, such as Arena's).")
 @click.option("--posterior-samples", "samples", type=click.IntRange(min=1), default=1500,
               show_default=True, help="Posterior samples for P(top-k).")
 @click.option("--level", type=float, default=0.95, show_default=True,
@@ -32,7 +35,7 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @seed_option
 @json_option
 def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_prior_precision,
-         no_position, samples, level, seed, as_json):
+         no_position, pool_judges, samples, level, seed, as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
     import fairjudge
     from fairjudge.report import format_ranking
@@ -41,7 +44,8 @@ def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_p
                             covariates=split_names(covariates), anchors=anchors,
                             prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, position=not no_position,
-                            n_samples=samples, level=level, rng=seed)
+                            n_samples=samples, level=level, pool_judges=pool_judges,
+                            rng=seed)
     if as_json:
         echo_json(result.to_dict())
     else:

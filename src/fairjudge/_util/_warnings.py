@@ -15,6 +15,11 @@ class ComparisonGraphWarning(FairjudgeWarning):
     """
 
 
+class ManyJudgesWarning(FairjudgeWarning):
+    """The ``judge`` column has so many values that it probably holds annotators or users,
+    each of whom would get bias terms of its own."""
+
+
 class ConvergenceWarning(FairjudgeWarning):
     """An iterative fit stopped before meeting its tolerance."""
 

@@ -22,6 +22,7 @@ from fairjudge.data._recorded import (
                                       shared_data_dir,
 )
 from fairjudge.data._schema import (
+                                      DEFAULT_COVARIATES,
                                       TIE_SCORE,
                                       WINNER_VALUES,
                                       Outcome,
@@ -38,6 +39,7 @@ from fairjudge.data._simulator import (
 )
 
 __all__ = [
+    "DEFAULT_COVARIATES",
     "PAIR_COLUMNS",
     "QUESTION_TEMPLATE",
     "RECORDED_DATASETS",

@@ -80,6 +80,11 @@ ITEM_RESERVED = ("id", "text", "quality")
 #: Item columns that hold labels, never covariates by default, even when their values look
 #: like numbers (``"question_id": 81``).
 ITEM_LABELS = ("question_id", "question", "source")
+#: Item columns fitted as covariates when none are named: the presentation features that
+#: `fairjudge.data.text_features` measures (words, markdown markers) and the simulator's
+#: binary verbosity flag [bias-aware-active-topk §4.1]. Other numeric columns are fitted
+#: only when named (a score, a count or an id that happens to be a number is not a bias).
+DEFAULT_COVARIATES = ("length", "markdown", "verbose")
 #: A column is a covariate by default when at least this share of its non-missing values
 #: are numbers (see :func:`validate_items`).
 NUMERIC_SHARE = 0.5
@@ -508,8 +513,13 @@ def _numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _default_covariates(frame: pd.DataFrame) -> list[str]:
+    """The columns of :data:`DEFAULT_COVARIATES` the table has."""
+    return [c for c in DEFAULT_COVARIATES if c in frame.columns]
+
+
+def _numeric_columns(frame: pd.DataFrame) -> list[str]:
     """Every column whose non-missing values are mostly numbers (booleans last), except the
-    reserved and label columns."""
+    reserved and label columns: the columns that could be covariates."""
     numeric, flags = [], []
     for column in frame.columns:
         if column in ITEM_RESERVED or column in ITEM_LABELS:
@@ -562,12 +572,12 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
     frame : pandas.DataFrame
         Raw table with an ``id`` column.
     covariates : list of str, optional
-        Covariate columns to keep. By default every column whose non-missing values are
-        mostly (at least half) numbers is a covariate, except ``id``, ``text``, ``quality``
-        and the label columns ``question_id``, ``question`` and ``source``. A number may be
-        written as a string (``"12"``) in JSON as it is in CSV; any other value in a
-        covariate column (``"long"``, a missing value) is an error, so a stray value never
-        silently removes a covariate.
+        Covariate columns. By default those of :data:`DEFAULT_COVARIATES` (``length``,
+        ``markdown``, ``verbose``) the table has; other numeric columns are listed in
+        ``attrs["unused_numeric"]`` and fitted only when named. A number may be written as
+        a string (``"12"``) in JSON as it is in CSV; any other value in a covariate column
+        (``"long"``, a missing value) is an error, so a stray value never silently removes
+        a covariate.
 
     Returns
     -------
@@ -616,11 +626,13 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
     _check_text_column(frame, "text")
     if covariates is None:
         covariates = _default_covariates(frame)
+        unused = [c for c in _numeric_columns(frame) if c not in covariates]
     else:
+        unused = []
         covariates = list(covariates)
         for name in covariates:
             if name not in frame.columns:
-                numeric = [c for c in _default_covariates(frame) if c in frame.columns]
+                numeric = _numeric_columns(frame)
                 raise FairjudgeInputError(
                     f"{source}: covariate `{name}` is not a column; numeric columns are "
                     f"{', '.join(numeric) or 'none'}"
@@ -653,6 +665,8 @@ def validate_items(frame: pd.DataFrame, covariates: list[str] | None = None) -> 
     out = frame.set_index("id")
     out.attrs = attrs
     out.attrs["covariates"] = list(covariates)
+    # Numeric columns left out by default: reported, so a user sees what was not fitted.
+    out.attrs["unused_numeric"] = unused
     return out
 
 

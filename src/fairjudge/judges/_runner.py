@@ -585,10 +585,12 @@ def _check_cap_possible(backend, request, options: RunOptions) -> None:
     if options.prices is None or backend.model not in options.prices:
         raise FairjudgeInputError(
             f"a spend cap needs the price of model {backend.model!r}: pass a price table "
-            '(JSON {"model": {"input": $/Mtok, "output": $/Mtok}})')
+            '(--prices FILE, JSON {"' f'{backend.model}' '": {"input": <$ per million input '
+            'tokens>, "output": <$ per million output tokens>}})')
     if output_budget(request, backend) is None:
-        raise FairjudgeInputError("a spend cap needs a completion budget: set max tokens, so "
-                                  "that the worst-case cost of a call is known")
+        raise FairjudgeInputError(
+            "a spend cap needs a completion budget, so that the worst-case cost of a call is "
+            "known: set --max-tokens N (GenerationSettings(max_tokens=N) in Python)")
 
 
 def _progress_bar(total: int, label: str):

@@ -15,6 +15,7 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
         verdicts += f" (fitted weight {format_count(ranking.fit.n_comparisons)})"
     lines = [f"model: {ranking.fit.model}    k = {format_count(ranking.k)}    "
              f"items = {format_count(ranking.fit.n_items)}    verdicts = {verdicts}"]
+    lines.append(_covariates_line(d, ranking.fit.model))
     lines.append("")
     shown = frame.head(show)
     width = max([20, *(len(str(item)) for item in shown.index)])
@@ -53,3 +54,20 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
     if d.get("components", 1) > 1:
         lines.append(f"warning: disconnected comparison graph: {d['components_detail']}")
     return "\n".join(lines)
+
+
+def _covariates_line(diagnostics: dict, model: str) -> str:
+    """Which covariates the fit used, and why: named, or the default set."""
+    used = diagnostics.get("covariates") or []
+    if model == "naive":
+        text = "covariates: none (the naive model fits none)"
+    elif used:
+        how = "as named" if diagnostics.get("covariates_named") else "the default set"
+        text = f"covariates: {', '.join(used)} ({how})"
+    else:
+        text = "covariates: none (position only; give an item table or name covariates)"
+    unused = diagnostics.get("numeric_columns_not_fitted") or []
+    if unused:
+        text += (f"; numeric item columns not fitted: {', '.join(unused)} "
+                 "(name them with --covariates to fit them)")
+    return text

@@ -134,8 +134,26 @@ def _progress_bars(pairs, strategy, backends, references, *, seed, samples) -> l
             continue  # no reference, no call
         for call in strategy.calls(pair_id, seed=seed, n_backends=len(backends)):
             planned[call.backend] += samples
-    return [_progress_bar(int(n), backend.label) if n else None
+    return [_LazyBar(int(n), backend.label) if n else None
             for n, backend in zip(planned, backends)]
+
+
+class _LazyBar:
+    """A progress bar drawn at its first update: a run stopped by an input error found
+    before any call (no price for a spend cap, say) shows no empty bar above the error."""
+
+    def __init__(self, total: int, label: str):
+        self.total, self.label, self._bar = total, label, None
+
+    def update(self, n: int = 1) -> None:
+        if self._bar is None:
+            self._bar = _progress_bar(self.total, self.label)
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 class _Run:
