@@ -252,3 +252,38 @@ def test_a_spend_cap_without_price_or_budget_names_the_flag_to_add(tmp_path, pai
                         "--prices", prices, "--max-tokens", "50", "--out", out, "--cache",
                         cache], capsys)
     assert code == 0 and out.exists() and "call/s" in err  # the bar is drawn once calls run
+
+
+def test_probes_names_skipped_records_by_line_for_a_command_line_user(tmp_path, capsys):
+    """Formerly the warning told a CLI user to look at `probes.attrs['skipped']`."""
+    records = tmp_path / "records.jsonl"
+    records.write_text("\n".join(json.dumps(r) for r in [
+        {"question": "q1?", "answer": "Paris is the capital. It is on the Seine. It is big."},
+        {"question": "q2?", "answer": "Too short."}]) + "\n")
+    code, out, err = run(["probes", records, "--out", tmp_path / "p.jsonl"], capsys)
+    assert code == 0 and "attrs" not in err
+    assert "TRUNCATION: records.jsonl line 2 skipped: fewer than 3 sentences" in err
+    assert "MODEL_ORIGIN: no probe of this kind could be built" in err
+
+
+def _commands(group, prefix=()):
+    import click
+    for name in group.list_commands(None):
+        command = group.get_command(None, name)
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield " ".join((*prefix, name)), command
+
+
+def test_every_option_of_every_command_is_described():
+    """Formerly `probes --kinds`, `select --refit-every` (and others) had no description."""
+    import click
+
+    from fairjudge._cli import cli
+
+    undescribed = [f"{name} {option.opts[0]}" for name, command in _commands(cli)
+                   for option in command.params
+                   if isinstance(option, click.Option) and not option.hidden
+                   and not (option.help or "").strip()]
+    assert not undescribed

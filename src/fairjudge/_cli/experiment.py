@@ -16,31 +16,39 @@ def experiment():
 
 
 @experiment.command("topk")
-@click.option("--n-items", type=int, default=30, show_default=True)
-@click.option("--k", "k", type=int, default=5, show_default=True)
+@click.option("--n-items", type=int, default=30, show_default=True,
+              help="Items per simulated pool (N).")
+@click.option("--k", "k", type=int, default=5, show_default=True,
+              help="Size of the top set to recover.")
 @click.option("--oracles", type=int, default=20, show_default=True,
               help="Oracle matrices (independent item pools and verdicts).")
 @click.option("--seeds", type=int, default=6, show_default=True,
               help="Acquisition seeds per oracle.")
 @click.option("--bias", type=float, default=2.0, show_default=True,
               help="c*: logits per unit of the binary verbosity covariate.")
-@click.option("--position", type=float, default=0.5, show_default=True, help="kappa*.")
-@click.option("--budgets", default="60,120,200,320", show_default=True)
+@click.option("--position", type=float, default=0.5, show_default=True,
+              help="kappa*: the judge's first-slot preference in logits.")
+@click.option("--budgets", default="60,120,200,320", show_default=True,
+              help="Comma-separated comparison budgets B at which recall is measured.")
 @click.option("--rules", default="topk,global,round-robin,random", show_default=True,
               help="Comma-separated acquisition rules (see `fairjudge select --help`).")
 @click.option("--models", default="naive,bias-aware", show_default=True,
               help="Models run under every rule (add residualized for residualize-then-acquire).")
-@click.option("--ablation-budget", type=int, default=120, show_default=True)
+@click.option("--ablation-budget", type=int, default=120, show_default=True,
+              help="Budget of the 2x2 (rule x model) and score ablations.")
 @click.option("--k-values", default="1,3,5,10", show_default=True,
               help="k sweep on full data.")
 @click.option("--large-n", type=int, default=100, show_default=True,
               help="Pool size of the scaled-up full-data check (0 to skip).")
-@click.option("--large-k", type=int, default=10, show_default=True)
-@click.option("--samples", type=int, default=1500, show_default=True)
+@click.option("--large-k", type=int, default=10, show_default=True,
+              help="k of the scaled-up full-data check.")
+@click.option("--samples", type=int, default=1500, show_default=True,
+              help="Posterior samples for P(top-k).")
 @seed_option
-@click.option("--jobs", type=int, default=min(2, os.cpu_count() or 1), show_default=True)
+@click.option("--jobs", type=int, default=min(2, os.cpu_count() or 1), show_default=True,
+              help="Worker processes (runs are independent; results do not depend on it).")
 @click.option("--out", type=click.Path(file_okay=False), default="fairjudge-results/topk",
-              show_default=True)
+              show_default=True, help="Folder for tables, summary and figures.")
 @json_option
 def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, ablation_budget,
          k_values,

@@ -42,7 +42,8 @@ from fairjudge._cli._options import (
                    "`question` column).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Live judge: comparisons proposed per round (default: --concurrency).")
-@click.option("--refit-every", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--refit-every", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Refit the ranking model after this many new verdicts (r of Algorithm 1).")
 @click.option("--allow-repeats", is_flag=True, help="Allow asking a pair more than once.")
 @click.option("--posterior-samples", "samples", type=click.IntRange(min=1), default=1500,
               show_default=True, help="Posterior samples for P(top-k).")
