@@ -147,3 +147,63 @@ def test_gold_matched_by_pair_id_must_name_the_same_items(tmp_path):
     good = load_verdicts(write_jsonl(tmp_path / "v1.jsonl", [
         {"pair_id": "p1", "item_a": "y1", "item_b": "x1", "winner": "b"}]))
     assert gold_choice(good, gold).tolist() == ["b"]  # x1 is better; shown second
+
+
+def _judged(tmp_path, strategy):
+    """`fairjudge judge` per-call and aggregate tables of the simulated judge."""
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [
+        {"id": f"p{i}", "question": f"Q{i}?", "a": "short answer " * (1 + i % 3),
+         "b": "a longer answer with more words " * (1 + i % 4)} for i in range(40)])
+    calls, aggregate = tmp_path / f"{strategy}.jsonl", tmp_path / f"{strategy}_agg.jsonl"
+    assert main(["judge", str(pairs), "--backend", "simulated", "--strategy", strategy,
+                 "--out", str(calls), "--aggregate", str(aggregate), "--cache",
+                 str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
+    return calls, aggregate
+
+
+def test_compare_combines_a_per_call_table_by_its_strategys_rule(tmp_path, capsys):
+    """Formerly S1's per-call `--out` file beside B0's failed with "covers different pairs";
+    it is now combined per pair by S1's rule, exactly as `judge --aggregate` combines it."""
+    b0_calls, _ = _judged(tmp_path, "B0")
+    s1_calls, s1_aggregate = _judged(tmp_path, "S1")
+    cwo_calls, cwo_aggregate = _judged(tmp_path, "CWO")
+    gold = write_jsonl(tmp_path / "gold.jsonl", [
+        {"pair_id": f"p{i}", "item_a": f"p{i}:a", "item_b": f"p{i}:b",
+         "winner": "ab"[i % 3 == 0]} for i in range(40)])
+    gold = load_gold(gold)
+    tables = {name: load_verdicts(path) for name, path in
+              [("B0", b0_calls), ("S1", s1_calls), ("CWO", cwo_calls)]}
+    from_calls = compare_verdicts(tables, gold).table.set_index("name")
+    from_aggregates = compare_verdicts(
+        {"B0": tables["B0"], "S1": load_verdicts(s1_aggregate),
+         "CWO": load_verdicts(cwo_aggregate)}, gold).table.set_index("name")
+    columns = ["agreement", "n", "n_a", "n_b", "n_tie", "n_abstain", "n_invalid",
+               "mcnemar_b", "mcnemar_c"]
+    pd.testing.assert_frame_equal(from_calls[columns], from_aggregates[columns])
+    assert from_calls.loc["S1", "n"] == 40 and from_calls.loc["CWO", "n_abstain"] > 0
+    raw = load_verdicts(s1_calls).drop(columns="strategy")
+    with pytest.raises(FairjudgeInputError, match="no `strategy` column names the rule"):
+        compare_verdicts({"B0": tables["B0"], "S1": raw}, gold)
+
+
+def test_a_mixed_model_that_did_not_converge_is_reported_as_such():
+    """Two configurations right only on a subset of the baseline's instances (b = 9, c = 0,
+    as S1 and CWO against B0 on a position-biased judge) send the instance variance to its
+    bound: formerly the coefficients (z = inf, s.e. 0) were printed as results after a
+    warning."""
+    pairs = [(f"x{i}", f"y{i}") for i in range(40)]
+    gold = load_gold(pd.DataFrame({"item_a": [a for a, _ in pairs],
+                                   "item_b": [b for _, b in pairs], "winner": "a"}))
+
+    def table(right):
+        return load_verdicts(pd.DataFrame({"item_a": [a for a, _ in pairs],
+                                           "item_b": [b for _, b in pairs],
+                                           "winner": np.where(right, "a", "b")}))
+    instance = np.arange(40)
+    result = compare_verdicts({"B0": table(instance < 19), "S1": table(instance < 10),
+                               "CWO": table(instance < 10)}, gold)
+    assert result.mixed is None and "did not converge" in result.mixed_error
+    from fairjudge.report import render_comparison
+    text = render_comparison(result)
+    assert "Table 4: mixed-effects model not reported: the fit did not converge" in text
+    assert "inf" not in text and "Table 2: verdict distribution" in text

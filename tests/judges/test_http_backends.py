@@ -301,3 +301,65 @@ def test_a_key_given_where_its_variable_name_belongs_is_never_shown(capsys, tmp_
     captured = capsys.readouterr()
     assert code == 2 and "not a valid name" in captured.err
     assert secret not in captured.err + captured.out
+
+
+def test_the_token_rate_limit_learns_tokens_from_reported_usage(server, monkeypatch):
+    """Formerly --tpm reserved prompt bytes plus the output budget for every call, about 4x
+    the tokens a provider counts for English. The estimate is now scaled by the tokens per
+    byte the provider reports, and what a call did not use is refunded."""
+    from fairjudge.judges import _runner
+
+    reserved, refunded = [], []
+    real_acquire, real_refund = _runner.RateLimiter.acquire, _runner.RateLimiter.refund
+
+    async def acquire(self, amount=1.0):
+        reserved.append(amount)
+        await real_acquire(self, 0.0)  # counted, not waited for
+
+    def refund(self, amount):
+        refunded.append(amount)
+        real_refund(self, amount)
+
+    monkeypatch.setattr(_runner.RateLimiter, "acquire", acquire)
+    monkeypatch.setattr(_runner.RateLimiter, "refund", refund)
+    requests = [letter_request("alpha " * (10 + i), "beta " * (30 - i), max_tokens=32)
+                for i in range(12)]
+    report = RunReport()
+    run_requests(openai(server), requests, report=report,
+                 options=RunOptions(concurrency=1, tokens_per_minute=1e9))
+    assert len(reserved) == len(refunded) == 12  # every answer settles its reservation
+    used = report.input_tokens + report.output_tokens
+    prompt_bytes = sum(_runner.estimated_input_tokens(r) for r in requests)
+    # The first call is reserved at the byte bound; the later ones near the true count.
+    assert reserved[0] == _runner.estimated_input_tokens(requests[0]) + 32
+    net = sum(reserved) - sum(refunded)
+    assert net == pytest.approx(used, rel=1e-9)  # every reservation settled to what was used
+    assert sum(reserved[1:]) < 0.5 * (prompt_bytes + 32 * 12)
+
+
+def test_without_reported_usage_the_token_reservation_stands():
+    from fairjudge.judges._runner import TokenRateLimiter, estimated_input_tokens
+    from fairjudge.judges._types import Usage
+
+    limiter = TokenRateLimiter(60_000)
+    request = letter_request("alpha " * 50, "beta " * 50)
+    before = limiter.estimate(request, 16)
+    limiter.settle(request, before, Usage(10, 5, reported=False))
+    assert limiter.estimate(request, 16) == before == estimated_input_tokens(request) + 16
+    limiter.settle(request, before, Usage(estimated_input_tokens(request) // 4, 5))
+    assert limiter.estimate(request, 16) == pytest.approx(
+        estimated_input_tokens(request) // 4 + 16)
+
+
+def test_a_rate_limiter_refund_moves_its_schedule_both_ways():
+    from fairjudge.judges._runner import RateLimiter
+
+    limiter = RateLimiter(60.0)  # one unit per second
+    asyncio.run(limiter.acquire(10.0))  # the next unit is due ~10 s from now
+    due = limiter._next
+    limiter.refund(4.0)
+    assert limiter._next == pytest.approx(due - 4.0, abs=1.0)
+    limiter.refund(-3.0)  # three units more were used than acquired
+    assert limiter._next == pytest.approx(due - 1.0, abs=1.0)
+    limiter.refund(1e6)  # never scheduled before now
+    assert limiter._next >= due - 10.0 - 1.0

@@ -201,7 +201,7 @@ def test_comparison_html_escapes_every_field():
     assert result.mixed is not None and result.pareto  # every table and the figure appear
     title = "compare " + IFRAME
     page = comparison_html(result, title=title)
-    assert "Table 5" in page and "Recommendation" in page
+    assert "Table 4: mixed-effects" in page and "Recommendation" in page
     assert_inert(page, [*names, title])
 
 
@@ -302,6 +302,6 @@ def test_compare_command_html_escapes_every_field(tmp_path, capsys, use_names):
         args += ["--names", ",".join(names)]
     argv = run_cli(args, capsys)
     page = html_path.read_text(encoding="utf-8")
-    assert "Table 5" in page and "Cost vs agreement" in page
+    assert "Table 4: mixed-effects" in page and "Cost vs agreement" in page
     assert_inert(page, [*names, shlex.join(["fairjudge", *argv]),
                         *(str(p) for p in (*paths, gold_path, cost_path))])

@@ -134,7 +134,8 @@ def run_options():
         click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="Requests-per-minute limit."),
         click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="Tokens-per-minute limit."),
+                     help="Tokens-per-minute limit: each call reserves its prompt estimate "
+                          "plus --max-tokens, corrected by the usage the provider reports."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
                      show_default=True, envvar="FAIRJUDGE_TIMEOUT",
                      help="Per-request timeout in seconds."),

@@ -3,18 +3,21 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.audit._gold import _pair_keys, gold_choice
+from fairjudge.data._schema import WINNER_VALUES, Outcome
 from fairjudge.stats._agreement import cohens_kappa, paired_bootstrap_difference
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar, mcnemar_mde
 from fairjudge.stats._mixed import strategy_effects
+from fairjudge.strategies._strategies import STRATEGIES, get_strategy
 
 ALPHA = 0.05
 
@@ -90,17 +93,62 @@ def _instances(table: pd.DataFrame, ordered: bool, by_pair_id: bool) -> pd.Serie
     return key
 
 
+def _one_per_pair(table: pd.DataFrame, by_pair_id: bool) -> pd.DataFrame:
+    """A per-call table combined into one verdict per pair by its strategy's rule (sample 0
+    calls only; further samples measure stability and never vote), in the frame of the
+    pair's first call, with the calls' costs summed."""
+    source = table.attrs.get("source", "verdicts")
+    named = table["strategy"].dropna().unique() if "strategy" in table.columns else []
+    if len(named) != 1 or str(named[0]) not in STRATEGIES:
+        raise FairjudgeInputError(
+            f"{source}: holds several verdicts per pair, and no `strategy` column names the "
+            f"rule that combines them (one of {', '.join(STRATEGIES)}); give its aggregate "
+            "table (`fairjudge judge --aggregate`) or compare tables of one verdict per pair")
+    strategy = get_strategy(str(named[0]))
+    if "sample" in table.columns:
+        table = table[table["sample"].fillna(0).astype(int) == 0]
+    detail = (table["outcome_detail"].astype(str) if "outcome_detail" in table.columns
+              else pd.Series("win", index=table.index))
+    outcomes = [Outcome(w) if isinstance(w, str) and w else
+                Outcome.ABSTAIN if d == "abstain" else Outcome.INVALID
+                for w, d in zip(table["winner"].astype(object).where(table["winner"].notna(),
+                                                                     None), detail)]
+    keys = _instances(table, False, by_pair_id).to_numpy()
+    order = table["order"].astype(str).to_numpy() if "order" in table.columns else None
+    item_a = table["item_a"].to_numpy(dtype=object)
+    rows = []
+    for positions in pd.Series(np.arange(len(table))).groupby(keys, sort=False).groups.values():
+        positions = np.asarray(positions)
+        shown_ab = positions if order is None else positions[order[positions] == "ab"]
+        first = (shown_ab if len(shown_ab) else positions)[0]  # the pair's own frame
+        combined = strategy.aggregate([
+            outcomes[i] if item_a[i] == item_a[first] else outcomes[i].swapped()
+            for i in positions])
+        row = table.iloc[first].to_dict()
+        row.update({"winner": combined.value if combined.value in WINNER_VALUES else None,
+                    "outcome_detail": {"a": "win", "b": "win"}.get(combined.value,
+                                                                  combined.value)})
+        if "cost" in table.columns:
+            row["cost"] = float(table["cost"].iloc[positions].sum(min_count=1))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs = dict(table.attrs)
+    return out
+
+
 def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = None,
                      level: float = 0.95, n_boot: int = 2000, rng=0) -> Comparison:
     """Compare configurations (strategies or judges) judged on the same pairs.
 
     Each table holds one configuration's verdicts, one per instance: a pair (one row per
-    pair, e.g. an aggregate table) or, when some table has several rows per pair, an
-    ordered pair (the order shown). Correctness is the exact label match with gold (a tie
-    is right only against a gold tie; abstentions and invalid outputs are wrong), as in
-    the study's Appendix D. The first table is the baseline for McNemar's test
-    (continuity-corrected, with the exact binomial p and Holm–Bonferroni over all
-    comparisons) and for the mixed-effects regression.
+    pair, e.g. an aggregate table) or, when every table has several rows per pair, an
+    ordered pair (the order shown). When only some tables have several rows per pair (the
+    per-call table of S1 beside B0's), those are combined into one verdict per pair by the
+    rule of the strategy their ``strategy`` column names. Correctness is the exact label
+    match with gold (a tie is right only against a gold tie; abstentions and invalid
+    outputs are wrong), as in the study's Appendix D. The first table is the baseline for
+    McNemar's test (continuity-corrected, with the exact binomial p and Holm–Bonferroni over
+    all comparisons) and for the mixed-effects regression.
 
     Parameters
     ----------
@@ -130,6 +178,14 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
                     f"{table.attrs.get('source', name)}: holds verdicts of several "
                     f"{column}s ({values}); compare one configuration per file")
     by_pair_id = all({"pair_id", "order"} <= set(t.columns) for t in tables.values())
+    several = {name: bool(_instances(t, False, by_pair_id).duplicated().any())
+               for name, t in tables.items()}
+    if len(set(several.values())) > 1:
+        # Per-call tables of multi-call strategies (S1's two orders) beside one-verdict-per-
+        # pair tables: each strategy's calls are combined by its own rule, as `judge`'s
+        # aggregate table would have combined them.
+        tables = {name: _one_per_pair(t, by_pair_id) if several[name] else t
+                  for name, t in tables.items()}
     ordered = any(_instances(t, False, by_pair_id).duplicated().any() for t in tables.values())
     keyed = {}
     for name, table in tables.items():
@@ -232,9 +288,18 @@ def _mixed_effects(correct, names, clusters):
     strategy = np.repeat(names, len(clusters))
     instance = np.tile(pd.factorize(clusters)[0], len(names))
     try:
-        fit = strategy_effects(y, strategy, instance, baseline=names[0])
+        with warnings.catch_warnings():
+            # Non-convergence is reported below, in place of the coefficients.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = strategy_effects(y, strategy, instance, baseline=names[0])
     except (ValueError, np.linalg.LinAlgError, FloatingPointError) as err:
         return None, str(err)
+    if not fit.converged:
+        # Its coefficients and standard errors are not estimates (infinite z, zero s.e.):
+        # typically a configuration right or wrong on nearly every instance.
+        return None, ("the fit did not converge to a proper maximum (a configuration may be "
+                      "right or wrong on almost every instance, or the instance variance "
+                      "ran to its bound); its coefficients would not be estimates")
     return fit.to_frame(), ""
 
 

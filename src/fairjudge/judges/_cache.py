@@ -193,13 +193,31 @@ class CompletionCache:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=60.0, check_same_thread=False,
                                      isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=60000")
-        self._conn.executescript(_SCHEMA)
-        self.migrated = self._migrate_legacy()
+        self.migrated = self._open_with_retries()
         self.adopted = 0
         """Legacy entries served (and bound to an endpoint) since this cache was opened."""
+
+    def _open_with_retries(self, patience: float = 60.0) -> int:
+        """Switch to WAL, create the tables and migrate; returns the rows migrated.
+
+        Processes opening one new cache at the same moment race to switch its journal mode
+        and to create its tables, and SQLite may then answer "database is locked" at once,
+        without waiting for the busy timeout (a WAL index being built is such a case).
+        These steps are idempotent, so they are retried for up to ``patience`` seconds.
+        """
+        deadline, delay = time.monotonic() + patience, 0.01
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute("PRAGMA busy_timeout=60000")
+                self._conn.executescript(_SCHEMA)
+                return self._migrate_legacy()
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(2 * delay, 0.5)
 
     def close(self) -> None:
         with self._lock:

@@ -94,8 +94,9 @@ class RunOptions:
     concurrency : int
         Requests in flight at once.
     requests_per_minute, tokens_per_minute : float or None
-        Client-side rate limits (token counts estimated as characters / 4 plus the output
-        budget before a call).
+        Client-side rate limits. Tokens are reserved before a call (prompt estimate plus
+        the output budget) and corrected by the usage the provider reports (see
+        :class:`TokenRateLimiter`).
     max_retries : int
         Retries per request on 429, 5xx, timeouts, dropped connections and malformed bodies.
     backoff_base, backoff_max : float
@@ -262,6 +263,52 @@ class RateLimiter:
         if wait:
             await asyncio.sleep(wait)
 
+    def refund(self, amount: float) -> None:
+        """Give back ``amount`` units acquired but not used (an estimate that was too high):
+        later acquisitions start that much sooner, never before now. A negative ``amount``
+        (more was used than acquired) delays them by the excess."""
+        now = time.monotonic()
+        if amount >= 0:
+            self._next = max(now, self._next - amount * self.interval)
+        else:
+            self._next = max(now, self._next) - amount * self.interval
+
+
+class TokenRateLimiter:
+    """A tokens-per-minute limit on calls whose token counts are known only afterwards.
+
+    Before a call it reserves the prompt's estimated tokens plus the whole output budget
+    (what a provider's own limiter counts at admission); the prompt estimate starts at the
+    byte-level bound of :func:`estimated_input_tokens` and is then scaled by the ratio of
+    reported prompt tokens to prompt bytes seen so far (about 1/4 for English), so it stops
+    over-throttling once answers arrive. After an answer with reported usage, what was
+    reserved beyond the tokens actually used is refunded.
+    """
+
+    def __init__(self, per_minute: float):
+        self.limiter = RateLimiter(per_minute)
+        self.tokens_seen = 0
+        self.bytes_seen = 0
+
+    def estimate(self, request: JudgeRequest, output_budget: int) -> float:
+        """Tokens reserved for ``request``: calibrated prompt estimate plus output budget."""
+        bound = estimated_input_tokens(request)
+        ratio = min(1.0, self.tokens_seen / self.bytes_seen) if self.bytes_seen else 1.0
+        return bound * ratio + output_budget
+
+    async def acquire(self, request: JudgeRequest, output_budget: int) -> float:
+        reserved = self.estimate(request, output_budget)
+        await self.limiter.acquire(reserved)
+        return reserved
+
+    def settle(self, request: JudgeRequest, reserved: float, usage) -> None:
+        """Learn from an answer's reported usage and refund what it did not use."""
+        if not usage.reported:
+            return  # nothing learned; the reservation stands
+        self.tokens_seen += usage.input_tokens
+        self.bytes_seen += estimated_input_tokens(request)
+        self.limiter.refund(reserved - usage.input_tokens - usage.output_tokens)
+
 
 def estimated_input_tokens(request: JudgeRequest) -> int:
     """An upper bound on prompt tokens: UTF-8 bytes plus a per-message overhead.
@@ -346,7 +393,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             _check_cap_possible(backend, requests[first_index[pending[0]]], options)
     jitter = np.random.default_rng(options.seed)
     rpm = RateLimiter(options.requests_per_minute) if options.requests_per_minute else None
-    tpm = RateLimiter(options.tokens_per_minute) if options.tokens_per_minute else None
+    tpm = TokenRateLimiter(options.tokens_per_minute) if options.tokens_per_minute else None
     price = (options.prices or {}).get(backend.model)
     ledger = report.ledger
     state = {"fatal": None}
@@ -498,10 +545,12 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     if rpm:
                         await rpm.acquire()
                     if tpm:
-                        await tpm.acquire(estimated_input_tokens(request)
-                                          + (output_budget(request, backend) or 0))
+                        reserved = await tpm.acquire(request,
+                                                     output_budget(request, backend) or 0)
                     report.attempts += 1
                     completion = await backend.complete(request)
+                    if tpm:
+                        tpm.settle(request, reserved, completion.usage)
                 except RetryableError as err:
                     close(charge_failed(request) if err.maybe_billed else 0.0)
                     if capped:

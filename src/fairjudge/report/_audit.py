@@ -39,14 +39,15 @@ def comparison_tables(comparison) -> dict[str, pd.DataFrame]:
         "Holm p": tested["p_holm"].map(format_p),
         "MDE (pp)": (100 * tested["mde"]).round(1)}, index=tested.index)
     table4.index = [f"{comparison.names[0]} vs {n}" for n in table4.index]
-    out = {"Table 1: agreement with gold and Cohen's kappa": table1,
-           "Table 3: verdict distribution": table3,
-           f"Table 4: McNemar vs {comparison.names[0]} (b: baseline right, other wrong; "
-           "c: the reverse)": table4}
+    # Numbered in order here; the study's own table numbers are given in brackets.
+    out = {"Table 1: agreement with gold and Cohen's kappa [study Table 1]": table1,
+           "Table 2: verdict distribution [study Table 3]": table3,
+           f"Table 3: McNemar vs {comparison.names[0]} (b: baseline right, other wrong; "
+           "c: the reverse) [study Table 4]": table4}
     if comparison.mixed is not None:
         mixed = comparison.mixed.copy()
-        out["Table 5: mixed-effects logistic regression, correct ~ configuration + "
-            "(1 | instance)"] = mixed.set_index(mixed.columns[0])
+        out["Table 4: mixed-effects logistic regression, correct ~ configuration + "
+            "(1 | instance) [study Table 5]"] = mixed.set_index(mixed.columns[0])
     return out
 
 
@@ -55,7 +56,7 @@ def render_comparison(comparison) -> str:
     for title, table in comparison_tables(comparison).items():
         parts.append(f"{title}\n{table.to_string()}")
     if comparison.mixed is None and comparison.mixed_error:
-        parts.append(f"mixed-effects model not fitted: {comparison.mixed_error}")
+        parts.append(f"Table 4: mixed-effects model not reported: {comparison.mixed_error}")
     if comparison.pareto:
         parts.append("cost-agreement Pareto front: " + ", ".join(comparison.pareto))
     parts.append("recommendation: " + comparison.recommendation)

@@ -338,7 +338,8 @@ def _fit(y: np.ndarray, X: np.ndarray, codes: np.ndarray, n_groups: int, names: 
                       "for groups whose outcomes are all equal under a very large sigma",
                       ConvergenceWarning, stacklevel=3)
     std_error = np.sqrt(np.clip(np.diag(covariance), 0, None))
-    z = beta / std_error
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero s.e. gives no z
+        z = np.where(std_error > 0, beta / std_error, np.nan)
     p_value = 2 * stats.norm.sf(np.abs(z))
     return MixedLogitFit(tuple(names), np.asarray(beta, dtype=float), std_error, z, p_value,
                          float(sigma), sigma_std_error, float(log_likelihood), int(n),
