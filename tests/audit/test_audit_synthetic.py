@@ -156,3 +156,28 @@ def test_external_validity_controls_expose_a_dataset_effect():
     assert ev.raw.estimate == pytest.approx(0.5, abs=0.08)
     assert ev.covariates_only.estimate > 0.9 and ev.corrected.estimate > 0.9
     assert "measures the dataset" in ev.conclusion
+
+
+def test_the_text_report_defines_figures_that_could_seem_to_contradict(capsys):
+    """Formerly "first-slot rate 0.783" stood beside "P(prefer first) 0.812", and a negative
+    length bias beside a positive length coefficient, with no word on why; and an unknown
+    family printed "self-preference (None)"."""
+    from fairjudge.report import render_audits
+
+    verdicts, items, gold = synthetic(length_logit=0.5, position=0.8, seed=2)
+    # A judge that ties a third of the time: its first-slot rate (ties included) and its
+    # first-shown preference (ties left out) must differ, and both must be explained.
+    ties = np.arange(len(verdicts)) % 3 == 0
+    tied = load_verdicts(verdicts.assign(winner=np.where(ties, "tie", verdicts["winner"])))
+    audit = audit_verdicts(tied, items=items[["text"]], gold=gold, n_boot=100)
+    text = render_audits(audit)
+    a = audit["openai:gpt-4o-mini"]
+    prefs = a.covariates.preferences.set_index("preference")
+    assert a.first_position_rate.estimate < prefs.loc["prefer first", "judge"]
+    assert "first-slot rate" in text and "(ties included; 0.5 = fair)" in text
+    assert "ties left out" in text and "at a fixed gold label" in text
+    assert "how to read: the first-slot rate counts ties" in text
+    assert "They can differ in sign" in text.replace("\n", " ")
+    unknown = render_audits(audit_verdicts(tied.assign(judge="mystery-judge"), items=items,
+                                           gold=gold, n_boot=100))
+    assert "(None)" not in unknown and "the judge's model family is unknown" in unknown

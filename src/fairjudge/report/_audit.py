@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -63,47 +65,86 @@ def render_comparison(comparison) -> str:
     return "\n\n".join(parts)
 
 
+#: How each preference row reads in the text report.
+_PREFERENCE_LABELS = {"prefer longer": "the longer answer",
+                      "prefer more list items": "more list items",
+                      "prefer more markdown": "more markdown",
+                      "prefer first": "the first-shown answer"}
+
+
+def _covariate_lines(covariates, length_bias, markdown_bias) -> list[str]:
+    """Length and markdown bias, the preference table and the length coefficient (their
+    definitions are printed once, in :data:`AUDIT_NOTES`)."""
+    gold = covariates.reference == "gold"
+    reference = "gold" if gold else "0.5"
+    lines = [f"  length bias            {_ci(length_bias)}  (P(judge picks longer) - "
+             f"{'P(gold does)' if gold else '0.5'})",
+             f"  markdown bias          {_ci(markdown_bias)}  (the same for more markdown)",
+             f"  preferences (decisive verdicts, ties left out; excess over {reference}):"]
+    for row in covariates.preferences.itertuples():
+        text = f"    {_PREFERENCE_LABELS.get(row.preference, row.preference):<24}" \
+               f"judge {row.judge:.3f}"
+        if np.isfinite(getattr(row, "gold", np.nan)):
+            text += f", gold {row.gold:.3f}"
+        text += (f", excess {row.excess:+.3f} [{row.excess_ci_low:+.3f}, "
+                 f"{row.excess_ci_high:+.3f}]")
+        lines.append(text)
+    lines.append(f"  length coefficient     {_ci(covariates.length_coefficient)}  (logits per "
+                 f"doubling{', at a fixed gold label' if gold else ''})")
+    return lines
+
+
+#: How to read the audit's figures, printed once after the judges.
+AUDIT_NOTES = (
+    "how to read: the first-slot rate counts ties (as not picking the first answer), the "
+    "first-shown preference leaves them out, so the two differ for a judge that ties. The "
+    "length bias compares how often the judge and gold pick the longer answer on the same "
+    "verdicts; the length coefficient is the effect of length on the judge's choice at a "
+    "fixed gold label (logistic regression on log2 of the word-count ratio, +1 smoothed). "
+    "They can differ in sign: a judge that follows gold loosely picks the longer answer "
+    "less often than gold does, yet may still lean to length where gold is held fixed.")
+
+
 def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str:
     lines = []
     for judge, a in audits.items():
         lines.append(f"judge {judge}: {format_count(a.n_verdicts)} verdicts")
         lines.append(f"  position consistency   {_ci(a.position_consistency)}")
-        lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (0.5 = fair)")
+        lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (ties "
+                     "included; 0.5 = fair)")
         lines.append(f"  repetition stability   {_ci(a.repetition_stability)}")
         lines.append(f"  invalid outputs        {_ci(a.invalid_rate)}")
         if a.accuracy is not None:
             lines.append(f"  accuracy vs gold       {_ci(a.accuracy)}")
         if a.length_bias is not None:
-            ref = a.covariates.reference
-            lines.append(f"  length bias            {_ci(a.length_bias)}  (P(prefer longer) "
-                         f"minus {'gold' if ref == 'gold' else '0.5'})")
-            lines.append(f"  markdown bias          {_ci(a.markdown_bias)}  (P(prefer more "
-                         "markdown), same reference)")
-            gold_note = ", with gold as a regressor" if ref == "gold" else ""
-            lines.append(f"  length coefficient     {_ci(a.covariates.length_coefficient)}  "
-                         f"(logits per doubling{gold_note})")
-            for row in a.covariates.preferences.itertuples():
-                text = f"  P({row.preference}) judge {row.judge:.3f}"
-                if np.isfinite(getattr(row, "gold", np.nan)):
-                    text += f", gold {row.gold:.3f}"
-                text += f", excess {row.excess:+.3f} [{row.excess_ci_low:+.3f}, " \
-                        f"{row.excess_ci_high:+.3f}]"
-                lines.append(text)
+            lines.extend(_covariate_lines(a.covariates, a.length_bias, a.markdown_bias))
         if a.self_preference is not None:
-            sp = a.self_preference
-            text = f"  self-preference ({sp.family}): picks own family {_ci(sp.judge_rate)}"
-            if sp.excess is not None:
-                text += f"; gold says own better {_ci(sp.gold_rate)}; excess {_ci(sp.excess)}"
-            lines.append(text)
+            lines.append(_self_preference_line(a.self_preference))
         if a.consistency_by_gap is not None and len(a.consistency_by_gap):
             lines.append("  consistency by quality gap: " + ", ".join(
                 f"[{r.gap_low:.2g}, {r.gap_high:.2g}] {r.estimate:.2f}"
                 for r in a.consistency_by_gap.itertuples()))
         lines.append("")
+    if any(a.length_bias is not None for a in audits.values()):
+        lines.append(textwrap.fill(AUDIT_NOTES, width=100))
+        lines.append("")
     if probe_scores is not None and len(probe_scores):
         lines.append("controlled probes (b = P(target) - P(non-target)):")
         lines.append(probe_scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return "\n".join(lines).rstrip()
+
+
+def _self_preference_line(sp) -> str:
+    if sp.family is None:
+        return ("  self-preference        n/a (the judge's model family is unknown: name it "
+                "with --family FAMILY=JUDGE)")
+    if not sp.judge_rate.n:
+        return (f"  self-preference        n/a (no pair sets an answer of the {sp.family} "
+                "family against another family's; items need a `source` column)")
+    text = f"  self-preference ({sp.family}): picks own family {_ci(sp.judge_rate)}"
+    if sp.excess is not None:
+        text += f"; gold says own better {_ci(sp.gold_rate)}; excess {_ci(sp.excess)}"
+    return text
 
 
 def audit_bias_matrix(audits: dict, probe_scores: dict | None = None) -> pd.DataFrame:
