@@ -26,6 +26,7 @@ _LAZY = {
     "FairjudgeInputError": "fairjudge._util._warnings",
     "FairjudgeWarning": "fairjudge._util._warnings",
     "ManyJudgesWarning": "fairjudge._util._warnings",
+    "WeakIdentificationWarning": "fairjudge._util._warnings",
     "Outcome": "fairjudge.data._schema",
     "Ranking": "fairjudge._api",
     "Selection": "fairjudge._api",
@@ -39,7 +40,7 @@ _SUBPACKAGES = ("active", "audit", "data", "judges", "models", "probes", "report
 
 __all__ = ["ComparisonGraphWarning", "ConvergenceWarning", "FairjudgeInputError",
            "FairjudgeWarning", "ManyJudgesWarning", "Outcome", "Ranking", "Selection",
-           "load_items", "load_verdicts", "rank", "select"]
+           "WeakIdentificationWarning", "load_items", "load_verdicts", "rank", "select"]
 
 
 def __getattr__(name: str):

@@ -7,9 +7,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from fairjudge._util._errors import RunIncomplete, SpendCapReached
-from fairjudge._util._warnings import FairjudgeInputError, ManyJudgesWarning
+from fairjudge._util._json import jsonable
+from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import (
+    FairjudgeInputError,
+    ManyJudgesWarning,
+    WeakIdentificationWarning,
+)
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
 from fairjudge.data._encode import encode_verdicts
 from fairjudge.data._io import _as_frame, load_items, load_verdicts
@@ -29,7 +36,15 @@ from fairjudge.models._graph import (
     pair_components,
     warn_disconnected,
 )
+from fairjudge.models._leaderboard import (
+    ELO_PER_LOGIT,
+    bootstrap_scores,
+    centred_std_errors,
+    elo_ratings,
+    rank_intervals,
+)
 from fairjudge.models._registry import model_spec
+from fairjudge.stats._estimate import Estimate
 
 BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "level", "n",
                 "method"]
@@ -80,30 +95,64 @@ class Ranking:
     membership: pd.Series
     bias: pd.DataFrame
     fit: BTFit
-    k: int
+    k: int | None
     level: float
     diagnostics: dict = field(default_factory=dict)
+    leaderboard: pd.DataFrame | None = None
 
     def win_probability(self, item_i: str, item_j: str) -> float:
         """``P(item_i beats item_j)`` under a neutral presentation (bias terms excluded)."""
         return float(1.0 / (1.0 + np.exp(-(self.scores[item_i] - self.scores[item_j]))))
 
+    def win_probability_matrix(self) -> pd.DataFrame:
+        """``P(row beats column)`` for every pair of items, best first (Arena's predicted
+        win-rate matrix; bias terms excluded)."""
+        order = self.to_frame().index
+        values = self.fit.win_probability()
+        position = {item: i for i, item in enumerate(self.fit.item_ids)}
+        index = [position[item] for item in order]
+        return pd.DataFrame(values[np.ix_(index, index)], index=order, columns=order)
+
+    def difference(self, item_i: str, item_j: str) -> Estimate:
+        """``theta_i - theta_j`` (logits) with its Laplace interval at ``level``: pairwise
+        differences are known far better than the scores' own standard errors suggest,
+        since those include the overall level that only the prior fixes."""
+        ids = list(self.fit.item_ids)
+        try:
+            i, j = ids.index(item_i), ids.index(item_j)
+        except ValueError:
+            missing = item_i if item_i not in ids else item_j
+            raise FairjudgeInputError(f"unknown item {missing!r}") from None
+        cov = self.fit.covariance
+        estimate = float(self.fit.scores[i] - self.fit.scores[j])
+        se = float(np.sqrt(max(cov[i, i] + cov[j, j] - 2.0 * cov[i, j], 0.0)))
+        z = float(stats.norm.ppf(0.5 + self.level / 2.0))
+        return Estimate(estimate, estimate - z * se, estimate + z * se,
+                        int(self.diagnostics.get("n_verdicts", 0)), self.level,
+                        "laplace (normal approximation)")
+
     def to_frame(self) -> pd.DataFrame:
-        """Per-item table sorted by score: rank, score, std_error, membership, in_topk."""
-        sd = np.sqrt(np.clip(np.diag(self.fit.covariance), 0, None))
-        frame = pd.DataFrame({"score": self.scores, "std_error": sd,
-                              "membership": self.membership})
-        frame["in_topk"] = frame.index.isin(self.topk)
-        frame = frame.sort_values("score", ascending=False, kind="stable")
-        frame.insert(0, "rank", np.arange(1, len(frame) + 1))
-        frame.index.name = "id"
-        return frame
+        """Per-item table sorted by score (best first), indexed by id.
+
+        Columns: ``rank``; ``score`` (logits; its origin is fixed by the prior) and
+        ``std_error`` (which includes that origin's uncertainty); ``std_error_vs_mean``
+        (the standard error of the score measured from the average item: the number to
+        compare items by); ``elo`` (``1000 + 400 / ln 10`` times the score from the mean, as
+        Chatbot Arena reports) with ``elo_ci_low``/``elo_ci_high`` (Laplace) and, after a
+        bootstrap, ``elo_boot_low``/``elo_boot_high`` (percentiles over resampled verdicts);
+        ``rank_low``/``rank_high`` (the rank's interval over posterior samples);
+        ``membership`` (P(in top-k); NaN without ``k``) and ``in_topk``.
+        """
+        return self.leaderboard.copy()
 
     def to_dict(self) -> dict:
-        """JSON-ready summary: topk, scores, membership, bias (name -> estimate, interval)."""
+        """JSON-ready summary: topk, scores, membership, bias (name -> estimate, interval),
+        the leaderboard (one record per item, best first) and diagnostics."""
+        board = self.leaderboard.reset_index()
         return {"model": self.fit.model, "k": self.k,
                 **_ranking_payload(self.topk, self.scores, self.membership, self.bias,
                                    self.level),
+                "leaderboard": jsonable(board.to_dict(orient="records")),
                 "diagnostics": self.diagnostics}
 
 
@@ -146,6 +195,13 @@ def _items_for(comparisons) -> pd.DataFrame:
 
 #: More distinct judges than this suggests the column names annotators, not judge models.
 MANY_JUDGES = 20
+#: Median score-variance inflation above which a covariate-adjusted ranking is called weakly
+#: identified (score standard errors doubled by not knowing the bias terms). Measured: 1.3
+#: on the paper's simulator (30 items, one covariate, one verdict per ordered pair), 12 on
+#: 8 of its items asked 30 times (verdicts shrink only the sampling part), 1.0-1.2 on PRD
+#: answers with length and markdown, 260 on PRD's five models with their mean length and
+#: markdown.
+WEAK_IDENTIFICATION = 4.0
 
 
 def _pool_or_warn(verdicts: pd.DataFrame, pool: bool) -> pd.DataFrame:
@@ -164,11 +220,17 @@ def _pool_or_warn(verdicts: pd.DataFrame, pool: bool) -> pd.DataFrame:
     return verdicts
 
 
-def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=None,
-         anchors=None, prior_precision: float = 1.0, bias_prior_precision: float = 0.1,
-         position: bool = True, n_samples: int = 1500, level: float = 0.95,
-         pool_judges: bool = False, rng=0) -> Ranking:
-    """Fit a model to judge verdicts and return the top-k with membership probabilities.
+def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware",
+         covariates=None, anchors=None, prior_precision: float = 1.0,
+         bias_prior_precision: float = 0.1, position: bool = True, n_samples: int = 1500,
+         level: float = 0.95, pool_judges: bool = False, bootstrap: int = 0,
+         rng=0) -> Ranking:
+    """Fit a model to judge verdicts and return a leaderboard with honest uncertainty.
+
+    Every item gets its score, a standard error relative to the average item, an Elo-scale
+    rating with its interval (Laplace; with ``bootstrap`` also Arena's percentile interval
+    over resampled verdicts) and a rank interval; with ``k`` also its probability of being
+    in the top-k.
 
     Parameters
     ----------
@@ -179,8 +241,8 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         ``length``, ``markdown`` and ``verbose`` columns (see
         :data:`fairjudge.data.DEFAULT_COVARIATES`). Without it the bias-aware model has the
         position term only.
-    k : int
-        Size of the top set.
+    k : int, optional
+        Size of the top set (membership probabilities); a leaderboard needs none.
     model : str
         One of ``naive``, ``bias-aware``, ``hierarchical``, ``swap-majority``,
         ``residualized``.
@@ -206,9 +268,12 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
         more than :data:`MANY_JUDGES` values and no pooling, a
         :class:`~fairjudge.ManyJudgesWarning` says so.
     level : float
-        Level of the bias intervals.
+        Level of every interval.
+    bootstrap : int
+        Refits on verdicts resampled with replacement (Arena's bootstrap over battles; it
+        uses 100 to 1000); 0 for Laplace intervals only.
     rng : seed or numpy.random.Generator
-        Seeds the membership sampling.
+        Seeds the posterior sampling and the bootstrap.
 
     Returns
     -------
@@ -227,7 +292,8 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
     item_names, verdict_names = _split_covariates(covariates, verdicts)
     items = None if items is None else load_items(items, item_names)
     comparisons = encode_verdicts(verdicts, items, verdict_covariates=verdict_names)
-    if not (isinstance(k, (int, np.integer)) and 1 <= k <= comparisons.n_items):
+    if k is not None and not (isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+                              and 1 <= k <= comparisons.n_items):
         raise FairjudgeInputError(
             f"`k` must be an integer between 1 and n_items={comparisons.n_items}; "
             f"got {k!r}")
@@ -272,18 +338,75 @@ def rank(verdicts, items=None, *, k: int, model: str = "bias-aware", covariates=
                                "model_used": fit.model}
     diagnostics.update({"converged": fit.converged, "n_iter": fit.n_iter,
                         "notes": list(fit.notes)})
-    membership = fit.topk_membership(k, n_samples=n_samples, rng=rng)
-    ids = list(comparisons.item_ids)
+    inflation = float(np.median(bias_fit.variance_inflation()))
+    diagnostics["score_variance_inflation"] = inflation
+    if inflation > WEAK_IDENTIFICATION and fit is bias_fit:
+        warnings.warn(
+            f"the ranking is weakly identified: most of the uncertainty of the scores of "
+            f"the {comparisons.n_items:,} items comes from telling a bias on "
+            f"{', '.join(diagnostics['covariates'])} from quality, which verdicts cannot do "
+            f"(score variances {inflation:.0f}x what they would be with the bias known, "
+            "median over items); the order rests on the prior's assumption that quality is "
+            "uncorrelated with the covariates, and more verdicts will not settle it. Ways "
+            "out: human labels for the trusted-anchor gate (--anchors), per-verdict "
+            "covariates that vary within items (<name>_a/<name>_b columns), more items, or "
+            "a stronger bias prior (--bias-prior-precision)", WeakIdentificationWarning,
+            stacklevel=2)
+    generator = as_generator(rng)
+    ids = pd.Index(comparisons.item_ids, name="id")
+    membership = (fit.topk_membership(k, n_samples=n_samples, rng=generator) if k is not None
+                  else np.full(len(ids), np.nan))
+    boot = None
+    if bootstrap:
+        chosen = fit.model
+
+        def refit(resampled):
+            return fit_model(chosen, resampled, x, covariate_names=names,
+                             prior_precision=prior_precision,
+                             bias_prior_precision=bias_prior_precision, position=position,
+                             check_graph=False)
+        boot = bootstrap_scores(comparisons, refit, n_boot=bootstrap, rng=generator)
+        diagnostics["bootstrap"] = {"rounds": int(bootstrap),
+                                    "not_converged": boot.not_converged}
+    board = leaderboard(fit, membership, k, level=level, n_samples=n_samples,
+                        bootstrap=boot, rng=generator)
     return Ranking(
-        topk=[ids[i] for i in fit.topk(k)],
-        scores=pd.Series(fit.scores, index=pd.Index(ids, name="id"), name="score"),
-        membership=pd.Series(membership, index=pd.Index(ids, name="id"), name="membership"),
+        topk=[] if k is None else [ids[i] for i in fit.topk(k)],
+        scores=pd.Series(fit.scores, index=ids, name="score"),
+        membership=pd.Series(membership, index=ids, name="membership"),
         bias=bias_frame(bias_fit, level),
         fit=fit,
-        k=int(k),
+        k=None if k is None else int(k),
         level=level,
         diagnostics=diagnostics,
+        leaderboard=board,
     )
+
+
+def leaderboard(fit, membership, k, *, level: float, n_samples: int, bootstrap=None,
+                rng=0) -> pd.DataFrame:
+    """The per-item table of :class:`Ranking`, sorted best first (see ``to_frame``)."""
+    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    se_centred = centred_std_errors(fit.covariance)
+    elo = elo_ratings(fit.scores)
+    rank_low, rank_high = rank_intervals(fit.scores, fit.covariance, level=level,
+                                         n_samples=n_samples, rng=rng)
+    frame = pd.DataFrame({
+        "score": fit.scores,
+        "std_error": np.sqrt(np.clip(np.diag(fit.covariance), 0, None)),
+        "std_error_vs_mean": se_centred,
+        "elo": elo,
+        "elo_ci_low": elo - z * ELO_PER_LOGIT * se_centred,
+        "elo_ci_high": elo + z * ELO_PER_LOGIT * se_centred,
+        "rank_low": rank_low, "rank_high": rank_high,
+        "membership": membership}, index=pd.Index(fit.item_ids, name="id"))
+    if bootstrap is not None:
+        frame["elo_boot_low"], frame["elo_boot_high"] = bootstrap.interval(level)
+    frame["in_topk"] = False if k is None else frame.index.isin(
+        [fit.item_ids[i] for i in fit.topk(k)])
+    frame = frame.sort_values("score", ascending=False, kind="stable")
+    frame.insert(0, "rank", np.arange(1, len(frame) + 1))
+    return frame
 
 
 @dataclass(frozen=True)

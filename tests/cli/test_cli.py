@@ -130,13 +130,23 @@ def test_rank_text_output_names_topk(tmp_path, capsys, biased_files):
         assert item in out
 
 
-def test_rank_missing_k_is_a_usage_error(tmp_path, capsys, biased_files):
-    verdicts_path, items_path, _, _ = biased_files(n_items=6)
-    code = main(["rank", str(verdicts_path), "--items", str(items_path)])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "--k" in err
-    assert "Traceback" not in err
+def test_rank_without_k_prints_and_writes_a_leaderboard(tmp_path, capsys, biased_files):
+    """Formerly --k was required; a leaderboard needs none (Arena's has no top set)."""
+    verdicts_path, items_path, items, _ = biased_files(n_items=6)
+    out = tmp_path / "board.csv"
+    code = main(["rank", str(verdicts_path), "--items", str(items_path), "--bootstrap", "20",
+                 "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "k = -" in text and "P(top-k)" not in text
+    assert "20 bootstrap refits" in text and "Elo [95%]" in text
+    board = pd.read_csv(out)
+    assert sorted(board["id"]) == sorted(items.index) and board["rank"].tolist() == [1, 2, 3,
+                                                                                    4, 5, 6]
+    assert {"elo", "elo_boot_low", "elo_boot_high", "rank_low", "rank_high"} <= set(board)
+    code = main(["rank", str(verdicts_path), "--k", "0"])
+    assert code == 2 and "--k" in capsys.readouterr().err
+    code = main(["rank", str(verdicts_path), "--out", str(verdicts_path)])
+    assert code == 2 and "Traceback" not in capsys.readouterr().err
 
 
 def test_rank_bad_verdict_file_exits_2_with_one_line(tmp_path, capsys):

@@ -12,7 +12,8 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.argument("verdicts", type=click.Path(dir_okay=False))
 @click.option("--items", type=click.Path(dir_okay=False), default=None,
               help="Item table (id, covariates, optional quality).")
-@click.option("--k", "k", type=int, required=True, help="Size of the top set.")
+@click.option("--k", "k", type=click.IntRange(min=1), default=None,
+              help="Size of the top set: adds P(top-k) per item (a leaderboard needs none).")
 @click.option("--model", type=model_choice(), default="bias-aware", show_default=True,
               help="Ranking model.")
 @click.option("--covariates", default=None, envvar="FAIRJUDGE_COVARIATES",
@@ -31,22 +32,37 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--posterior-samples", "samples", type=click.IntRange(min=1), default=1500,
               show_default=True, help="Posterior samples for P(top-k).")
 @click.option("--level", type=float, default=0.95, show_default=True,
-              help="Level of the bias intervals.")
+              help="Level of every interval.")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Refits on verdicts resampled with replacement, for Arena-style "
+                   "percentile intervals of the Elo ratings (Arena uses 100 to 1000).")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the leaderboard (one row per item: rank and its interval, score, "
+                   "Elo with intervals, P(top-k)) as .jsonl, .csv or .parquet.")
 @seed_option
 @json_option
 def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_prior_precision,
-         no_position, pool_judges, samples, level, seed, as_json):
+         no_position, pool_judges, samples, level, bootstrap, out, seed, as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
     import fairjudge
+    from fairjudge._cli._common import check_outputs
+    from fairjudge.data import write_table
     from fairjudge.report import format_ranking
+
+    check_outputs({"--out": out}, {"VERDICTS": verdicts, "--items": items,
+                                   "--anchors": anchors})
 
     result = fairjudge.rank(verdicts, items, k=k, model=model,
                             covariates=split_names(covariates), anchors=anchors,
                             prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, position=not no_position,
                             n_samples=samples, level=level, pool_judges=pool_judges,
-                            rng=seed)
+                            bootstrap=bootstrap, rng=seed)
+    if out:
+        write_table(result.to_frame().reset_index(), out)
     if as_json:
         echo_json(result.to_dict())
     else:
         click.echo(format_ranking(result))
+        if out:
+            click.echo(f"\nleaderboard written to {out}")

@@ -20,6 +20,11 @@ class ManyJudgesWarning(FairjudgeWarning):
     each of whom would get bias terms of its own."""
 
 
+class WeakIdentificationWarning(FairjudgeWarning):
+    """The covariates explain away most of what the verdicts say about the items, so the
+    ranking rests on the prior rather than on the data."""
+
+
 class ConvergenceWarning(FairjudgeWarning):
     """An iterative fit stopped before meeting its tolerance."""
 

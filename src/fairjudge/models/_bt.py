@@ -118,12 +118,40 @@ class BTFit:
         """
         return expit(self.scores[:, None] - self.scores[None, :])
 
+    def variance_inflation(self) -> np.ndarray:
+        """How much not knowing the bias terms widens each item's score, shape (N,).
+
+        The ratio of each centred score's posterior variance to its variance were the bias
+        parameters known (the Gaussian conditional covariance ``S_tt - S_tb inv(S_bb) S_bt``
+        of the Laplace covariance ``S``). Near 1, the verdicts separate quality from bias;
+        far above 1, the covariates explain away what the verdicts say about the items (a
+        covariate nearly collinear with quality, or few items per covariate), and the
+        scores rest on the prior's assumption that quality is uncorrelated with the
+        covariates [bias-aware-active-topk §3.1]. All ones for a fit without bias
+        parameters.
+        """
+        n = self.n_items
+        if self.param_covariance.shape[0] == n:
+            return np.ones(n)
+        s = self.param_covariance
+        known = s[:n, :n] - s[:n, n:] @ np.linalg.solve(s[n:, n:], s[n:, :n])
+        full, conditional = centred_variances(self.covariance), centred_variances(known)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(conditional > 0, full / conditional, 1.0)
+
     def bias_estimate(self, name: str, judge: str | None = None) -> BiasEstimate:
         """The bias coefficient called ``name`` (for ``judge``, if several judges)."""
         for b in self.bias:
             if b.name == name and (judge is None or b.judge == judge):
                 return b
         raise KeyError(f"no bias coefficient {name!r}" + (f" for judge {judge!r}" if judge else ""))
+
+
+def centred_variances(covariance: np.ndarray) -> np.ndarray:
+    """``var(theta_i - mean(theta))`` for each item, shape (N,), in O(N^2)."""
+    covariance = np.asarray(covariance, dtype=float)
+    return np.clip(np.diag(covariance) - 2.0 * covariance.mean(axis=1) + covariance.mean(),
+                   0.0, None)
 
 
 def _check_k(k: int, n_items: int) -> None:

@@ -8,24 +8,46 @@ from fairjudge.report._tables import format_count
 def format_ranking(ranking, *, show: int | None = None) -> str:
     """Top-k table with membership probabilities, bias estimates and diagnostics."""
     frame = ranking.to_frame()
-    show = show or max(ranking.k + 5, 10)
+    show = show or (20 if ranking.k is None else max(ranking.k + 5, 10))
     d = ranking.diagnostics
     verdicts = format_count(d.get("n_verdicts", ranking.fit.n_comparisons))
     if abs(ranking.fit.n_comparisons - d.get("n_verdicts", ranking.fit.n_comparisons)) > 1e-9:
         verdicts += f" (fitted weight {format_count(ranking.fit.n_comparisons)})"
-    lines = [f"model: {ranking.fit.model}    k = {format_count(ranking.k)}    "
+    k_text = "-" if ranking.k is None else format_count(ranking.k)
+    lines = [f"model: {ranking.fit.model}    k = {k_text}    "
              f"items = {format_count(ranking.fit.n_items)}    verdicts = {verdicts}"]
     lines.append(_covariates_line(d, ranking.fit.model))
     lines.append("")
     shown = frame.head(show)
+    pct = int(round(ranking.level * 100))
+    boot = "elo_boot_low" in frame.columns
+    low, high = ("elo_boot_low", "elo_boot_high") if boot else ("elo_ci_low", "elo_ci_high")
     width = max([20, *(len(str(item)) for item in shown.index)])
-    lines.append(f"{'rank':>4}  {'id':<{width}} {'score':>8} {'s.e.':>7} {'P(top-k)':>9}")
-    for item, row in shown.iterrows():
+    ranks = [f"[{r.rank_low}, {r.rank_high}]" for r in shown.itertuples()]
+    rank_width = max([len(f"rank {pct}%"), *map(len, ranks)])
+    header = (f"{'rank':>4}  {f'rank {pct}%':<{rank_width}}  {'id':<{width}} "
+              f"{f'Elo [{pct}%]':>19} {'score':>8} {'s.e.':>6}")
+    if ranking.k is not None:
+        header += f" {'P(top-k)':>9}"
+    lines.append(header)
+    for (item, row), rank_text in zip(shown.iterrows(), ranks):
         mark = "*" if row["in_topk"] else " "
-        lines.append(f"{int(row['rank']):>4}{mark} {str(item):<{width}} {row['score']:>8.3f} "
-                     f"{row['std_error']:>7.3f} {row['membership']:>9.3f}")
+        elo = f"{row['elo']:.0f} [{row[low]:.0f}, {row[high]:.0f}]"
+        line = (f"{int(row['rank']):>4}{mark} {rank_text:<{rank_width}}  {str(item):<{width}} "
+                f"{elo:>19} {row['score']:>8.3f} {row['std_error_vs_mean']:>6.3f}")
+        if ranking.k is not None:
+            line += f" {row['membership']:>9.3f}"
+        lines.append(line)
     if len(frame) > show:
         lines.append(f"      ... {format_count(len(frame) - show)} more items")
+    interval = (f"percentiles over {d['bootstrap']['rounds']:,} bootstrap refits on resampled "
+                "verdicts" if boot else "Laplace")
+    lines.append(f"Elo = 1000 + 400/ln 10 x (score - mean score), interval {interval}; s.e. is "
+                 "the score's from the average item; rank % is over posterior samples")
+    if boot and d.get("covariates"):
+        lines.append("note: each bootstrap refit keeps the prior that separates bias from "
+                     "quality, so these intervals leave that uncertainty out; the Laplace "
+                     "intervals (elo_ci_low/high in --json and --out) include it")
     lines.append("")
     if len(ranking.bias):
         pct = int(round(ranking.level * 100))

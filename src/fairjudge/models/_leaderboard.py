@@ -1,0 +1,109 @@
+"""Leaderboard summaries of a fit: Elo-scale ratings, rank intervals, bootstrap over verdicts.
+
+Chatbot Arena reports Bradley–Terry scores on the Elo scale (``1000 + 400 / ln 10 * theta``)
+with percentile intervals from refits on battles resampled with replacement; fairjudge gives
+those beside its Laplace intervals, and a rank interval per item from posterior samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Callable
+
+import numpy as np
+
+from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data._encode import Comparisons
+from fairjudge.models._bt import centred_variances
+from fairjudge.models._membership import gaussian_samples
+
+#: Elo points per logit (Arena's scale: a 400-point gap is 10:1 odds).
+ELO_PER_LOGIT = 400.0 / math.log(10.0)
+#: Elo rating of the average item.
+ELO_CENTRE = 1000.0
+
+
+def elo_ratings(scores) -> np.ndarray:
+    """Scores (logits) on the Elo scale, centred so the average item rates 1000; shape as
+    ``scores`` (the last axis is items, so a (B, N) array of bootstrap scores works too)."""
+    scores = np.asarray(scores, dtype=float)
+    return ELO_CENTRE + ELO_PER_LOGIT * (scores - scores.mean(axis=-1, keepdims=True))
+
+
+def centred_std_errors(covariance) -> np.ndarray:
+    """Standard error of each score relative to the average item, shape (N,).
+
+    A score's own variance includes the uncertainty of the overall level, which only the
+    prior fixes; differences between items do not, and neither does a score measured from
+    the mean: ``var(theta_i - mean(theta))``.
+    """
+    return np.sqrt(centred_variances(covariance))
+
+
+def rank_intervals(scores, covariance, *, level: float = 0.95, n_samples: int = 1500,
+                   rng=0) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``level`` intervals of each item's rank (1 = best) under
+    ``theta ~ N(scores, covariance)``; two int arrays of shape (N,)."""
+    samples = gaussian_samples(np.asarray(scores, dtype=float),
+                               np.asarray(covariance, dtype=float), n_samples, rng)
+    ranks = (-samples).argsort(axis=1).argsort(axis=1) + 1
+    tail = (1.0 - level) / 2.0
+    low = np.quantile(ranks, tail, axis=0, method="inverted_cdf")
+    high = np.quantile(ranks, 1.0 - tail, axis=0, method="inverted_cdf")
+    return low.astype(int), high.astype(int)
+
+
+@dataclasses.dataclass(frozen=True)
+class BootstrapScores:
+    """Scores refitted on verdicts resampled with replacement.
+
+    Attributes
+    ----------
+    scores : ndarray, shape (n_boot, N)
+    not_converged : int
+        Refits that stopped before their tolerance (kept; counted for the report).
+    """
+
+    scores: np.ndarray
+    not_converged: int
+
+    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Percentile intervals of each item's Elo rating, as the Arena notebook reports."""
+        elo = elo_ratings(self.scores)
+        tail = (1.0 - level) / 2.0
+        return np.quantile(elo, tail, axis=0), np.quantile(elo, 1.0 - tail, axis=0)
+
+
+def bootstrap_scores(comparisons: Comparisons, refit: Callable[[Comparisons], object], *,
+                     n_boot: int = 100, rng=0) -> BootstrapScores:
+    """Refit on ``n_boot`` resamples of the verdicts (rows drawn with replacement, as Arena
+    resamples battles).
+
+    A resample keeps the rows drawn at least once, each weighted by its original weight
+    times the number of draws. ``refit`` maps :class:`Comparisons` to a fit with
+    ``scores``; items no resample compares keep the prior's say. Warnings of the refits
+    (a resample may disconnect the comparison graph) are silenced; non-convergence is
+    counted.
+    """
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise FairjudgeInputError(f"`n_boot` must be a positive integer; got {n_boot!r}")
+    generator = as_generator(rng)
+    m = len(comparisons.first)
+    per_verdict = ("first", "second", "first_score", "weight", "judge")
+    out, not_converged = [], 0
+    for _ in range(int(n_boot)):
+        counts = np.bincount(generator.integers(0, m, size=m), minlength=m)
+        drawn = np.flatnonzero(counts)
+        changes = {name: getattr(comparisons, name)[drawn] for name in per_verdict}
+        changes["weight"] = changes["weight"] * counts[drawn]
+        if comparisons.covariate_diff is not None:
+            changes["covariate_diff"] = comparisons.covariate_diff[drawn]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = refit(dataclasses.replace(comparisons, **changes))
+        not_converged += not getattr(fit, "converged", True)
+        out.append(np.asarray(fit.scores, dtype=float))
+    return BootstrapScores(np.vstack(out), not_converged)
