@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import traceback
 import warnings
@@ -175,3 +176,19 @@ def check_outputs(outputs: dict, inputs: dict, *, tables: bool = True) -> None:
                 except FairjudgeInputError as err:
                     raise FairjudgeInputError(f"{label} {err}") from None
     check_output_paths(outputs.items(), inputs.items())
+
+
+@contextlib.contextmanager
+def task_progress(n_tasks: int, label: str):
+    """A progress bar with ETA on stderr for a long step of ``n_tasks`` tasks; yields the
+    callback that :func:`fairjudge.active.run_topk_experiment` calls with the count done."""
+    import sys
+
+    from tqdm import tqdm
+
+    with tqdm(total=n_tasks, desc=label, unit="task", file=sys.stderr,
+              dynamic_ncols=True) as bar:
+        def progress(done: int) -> None:
+            bar.update(done - bar.n)
+
+        yield progress

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from fairjudge._cli._common import task_progress
 from fairjudge._cli._options import seed_option
 
 BIASED = {"bias": 2.0, "position": 0.5}
@@ -93,7 +94,9 @@ def demo(out, seed, oracles):
         rules=("topk", "global", "round-robin", "random"), models=("bias-aware", "naive"),
         ablation_rules=(), ablation_budget=120, spend_budget=200, k_values=(k,),
         large_n_items=0, seed=seed, **BIASED)
-    results = run_topk_experiment(config, jobs=min(2, os.cpu_count() or 1))
+    with task_progress(2 * oracles, "recall vs budget") as progress:
+        results = run_topk_experiment(config, jobs=min(2, os.cpu_count() or 1),
+                                      progress=progress)
     summary = summarize_topk_results(results, config)
     _, written = write_topk_report(results, config, out, summary=summary)
     click.echo(f"\nRecall vs budget, cheap biased judge ({oracles} oracles x 2 seeds, "

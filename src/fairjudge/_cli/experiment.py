@@ -6,7 +6,7 @@ import os
 
 import click
 
-from fairjudge._cli._common import echo_json, parse_int_list
+from fairjudge._cli._common import echo_json, parse_int_list, task_progress
 from fairjudge._cli._options import json_option, seed_option
 
 
@@ -87,15 +87,7 @@ def topk(n_items, k, oracles, seeds, bias, position, budgets, rules, models, abl
         spend_budget=max(parse_int_list(budgets, "--budgets")),
         k_values=parse_int_list(k_values, "--k-values"), large_n_items=large_n, large_k=large_k,
         n_samples=samples, seed=seed)
-    n_tasks = 2 * oracles
-    with click.progressbar(length=n_tasks, label="oracles", file=click.get_text_stream("stderr"),
-                           show_eta=True) as bar:
-        state = {"done": 0}
-
-        def progress(done):
-            bar.update(done - state["done"])
-            state["done"] = done
-
+    with task_progress(2 * oracles, "oracles") as progress:
         results = run_topk_experiment(config, jobs=jobs, progress=progress)
     text, written = write_topk_report(results, config, out,
                                       summary=summarize_topk_results(results, config))
