@@ -207,3 +207,6 @@ def test_a_mixed_model_that_did_not_converge_is_reported_as_such():
     text = render_comparison(result)
     assert "Table 4: mixed-effects model not reported: the fit did not converge" in text
     assert "inf" not in text and "Table 2: verdict distribution" in text
+    from fairjudge.report import comparison_html
+    page = comparison_html(result)
+    assert "Not reported: the fit did not converge" in page and ">inf<" not in page

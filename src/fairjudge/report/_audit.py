@@ -228,4 +228,5 @@ def comparison_html(comparison, title: str = "fairjudge strategy comparison", *,
               if comparison.pareto else None)
     return render_html("comparison.html.j2", title=title, provenance=provenance,
                        tables=tables, pareto=pareto,
+                       mixed_error=comparison.mixed_error if comparison.mixed is None else "",
                        recommendation=comparison.recommendation)
