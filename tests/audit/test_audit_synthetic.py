@@ -181,3 +181,22 @@ def test_the_text_report_defines_figures_that_could_seem_to_contradict(capsys):
     unknown = render_audits(audit_verdicts(tied.assign(judge="mystery-judge"), items=items,
                                            gold=gold, n_boot=100))
     assert "(None)" not in unknown and "the judge's model family is unknown" in unknown
+
+
+def test_audit_with_gold_reports_the_external_validity_analysis():
+    """Formerly only the Python API ran it: `audit --gold` now reports, per judge, whether
+    correcting for length and markdown changes agreement with gold, beside both controls,
+    exactly as `external_validity` computes it on the pairs that judge judged."""
+    from fairjudge.report import render_audits
+
+    verdicts, items, gold = synthetic(length_logit=1.5, seed=3)
+    audits = audit_verdicts(verdicts, items=items, gold=gold, n_boot=200)
+    ev = audits["openai:gpt-4o-mini"].external_validity
+    direct = external_validity(verdicts, items, gold, n_boot=200)
+    assert ev.corrected.estimate == direct.corrected.estimate
+    assert ev.covariates_only.estimate == direct.covariates_only.estimate
+    text = render_audits(audits)
+    assert "external validity (400 gold pairs" in text and f"conclusion: {ev.conclusion}" in text
+    assert "external_validity" in audits["openai:gpt-4o-mini"].to_dict()
+    assert audit_verdicts(verdicts, items=items, n_boot=50)[
+        "openai:gpt-4o-mini"].external_validity is None  # no gold, no analysis

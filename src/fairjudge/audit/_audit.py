@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 
 from fairjudge.audit._covariates import CovariateBias, covariate_bias, has_verdict_features
+from fairjudge.audit._external import ExternalValidity, external_validity
+from fairjudge.audit._gold import _pair_keys
 from fairjudge.audit._position import (
     consistency_by_gap,
     first_position_rate,
@@ -65,6 +67,7 @@ class JudgeAudit:
     consistency_by_gap: pd.DataFrame | None = None
     n_pairs: int | None = None
     flagged_pairs: int | None = None
+    external_validity: ExternalValidity | None = None
 
     def to_dict(self) -> dict:
         def est(e):
@@ -88,6 +91,8 @@ class JudgeAudit:
                                       "gold_rate": est(sp.gold_rate), "excess": est(sp.excess)}
         if self.consistency_by_gap is not None:
             out["consistency_by_gap"] = self.consistency_by_gap.to_dict(orient="records")
+        if self.external_validity is not None:
+            out["external_validity"] = self.external_validity.to_dict()
         return out
 
 
@@ -168,6 +173,8 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
             cov = covariate_bias(v, items if with_items else None, gold, **kwargs)
             audit.update(covariates=cov, length_bias=cov.length_bias,
                          markdown_bias=cov.markdown_bias)
+        if gold is not None and with_items:
+            audit["external_validity"] = _external_validity(v, items, gold, **kwargs)
         if items is not None:
             if "source" in items.columns:
                 audit["self_preference"] = self_preference(v, items, judge=judge,
@@ -177,3 +184,17 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
                 audit["consistency_by_gap"] = consistency_by_gap(v, items["quality"], **kwargs)
         audits[judge] = JudgeAudit(**audit)
     return audits
+
+
+#: Fewest decisive gold pairs for the external-validity analysis (5-fold cross-validation).
+MIN_EXTERNAL_PAIRS = 20
+
+
+def _external_validity(verdicts, items, gold, **kwargs) -> ExternalValidity | None:
+    """The external-validity analysis on the gold pairs this judge judged (None with fewer
+    than :data:`MIN_EXTERNAL_PAIRS` decisive ones)."""
+    judged = set(_pair_keys(verdicts, with_question=False))
+    mine = gold[_pair_keys(gold, with_question=False).isin(judged).to_numpy(dtype=bool)]
+    if int(mine["winner"].isin(["a", "b"]).sum()) < MIN_EXTERNAL_PAIRS:
+        return None
+    return external_validity(verdicts, items, mine, **kwargs)

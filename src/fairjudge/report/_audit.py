@@ -120,6 +120,8 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
             lines.extend(_covariate_lines(a.covariates, a.length_bias, a.markdown_bias))
         if a.self_preference is not None:
             lines.append(_self_preference_line(a.self_preference))
+        if a.external_validity is not None:
+            lines.extend(_external_validity_lines(a.external_validity))
         if a.consistency_by_gap is not None and len(a.consistency_by_gap):
             lines.append("  consistency by quality gap: " + ", ".join(
                 f"[{r.gap_low:.2g}, {r.gap_high:.2g}] {r.estimate:.2f}"
@@ -132,6 +134,18 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
         lines.append("controlled probes (b = P(target) - P(non-target)):")
         lines.append(probe_scores.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return "\n".join(lines).rstrip()
+
+
+def _external_validity_lines(ev) -> list[str]:
+    """Does correcting for length and markdown bring the judge closer to gold, against the
+    recalibration-only and covariates-only controls (cross-validated)?"""
+    return [f"  external validity ({format_count(ev.n)} gold pairs, agreement with gold):",
+            f"    judge alone            {_ci(ev.raw)}",
+            f"    corrected (length, md) {_ci(ev.corrected)}",
+            f"    control: recalibrated  {_ci(ev.recalibrated)}  (the judge's score alone)",
+            f"    control: covariates    {_ci(ev.covariates_only)}  (length and markdown, "
+            "no judge)",
+            f"    conclusion: {ev.conclusion}"]
 
 
 def _self_preference_line(sp) -> str:
