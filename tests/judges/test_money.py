@@ -240,3 +240,33 @@ def test_one_command_started_twice_and_rerun_shares_one_cap(billing, tmp_path):
                             env=env, capture_output=True, text=True, timeout=180)
     assert raised.returncode in (0, 3), raised.stderr
     assert cap < billing.billed <= 2 * cap
+
+
+def test_builtin_prices_are_dated_and_a_price_file_overrides_them(tmp_path):
+    """Formerly cost was silently $0 (or unknown) for every model without a price file."""
+    builtin = PriceTable.builtin()
+    assert builtin.date and len(builtin) >= 10
+    assert builtin.get("gpt-4o-mini") == builtin.get("gpt-4o-mini-2024-07-18")
+    assert builtin.get("claude-3-5-haiku-20241022") == builtin.get("claude-3-5-haiku")
+    assert builtin.get("unknown-model") is None and builtin.is_builtin("gpt-4o-mini")
+    for model, price in builtin.items():  # list prices: output never cheaper than input
+        assert 0 < price.input_per_mtok <= price.output_per_mtok, model
+    own = tmp_path / "prices.json"
+    own.write_text(json.dumps({"gpt-4o-mini": {"input": 1.0, "output": 2.0},
+                               "judge-mini": {"input": PRICE[0], "output": PRICE[1]}}))
+    merged = builtin.updated(PriceTable.from_file(own))
+    assert merged.get("gpt-4o-mini-2024-07-18").input_per_mtok == 1.0
+    assert not merged.is_builtin("gpt-4o-mini") and merged.is_builtin("gpt-4o")
+    assert merged.get("gpt-4o") == builtin.get("gpt-4o")
+
+
+def test_a_run_says_when_it_priced_a_model_from_the_builtin_table(billing, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    backend = get_backend("openai", model="gpt-4o-mini", base_url=billing.base_url,
+                          api_key_env="TEST_KEY")
+    result = judge_pairs(pairs(5), "B0", [backend], settings=SETTINGS,
+                         options=RunOptions(prices=PriceTable.builtin(), max_cost=1.0))
+    report = result.report
+    assert report.cost > 0 and "gpt-4o-mini priced at the built-in list price of" in \
+        report.summary()

@@ -143,12 +143,13 @@ def run_options():
                      help="Retries per call on 429, 5xx, timeouts and dropped connections."),
         click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
                      envvar="FAIRJUDGE_MAX_COST",
-                     help="Hard spend cap in dollars (needs --prices and --max-tokens) "
-                          "[env FAIRJUDGE_MAX_COST]."),
+                     help="Hard spend cap in dollars (needs a price for the model and "
+                          "--max-tokens) [env FAIRJUDGE_MAX_COST]."),
         click.option("--prices", type=click.Path(dir_okay=False), default=None,
                      envvar="FAIRJUDGE_PRICES",
-                     help='Price file, JSON {"model": {"input": $/Mtok, "output": $/Mtok}} '
-                          "[env FAIRJUDGE_PRICES]."),
+                     help='Price file, JSON {"model": {"input": $/Mtok, "output": $/Mtok}}, '
+                          "overriding the built-in list prices (common OpenAI, Anthropic and "
+                          "Google models, dated) [env FAIRJUDGE_PRICES]."),
         cache_option,
         click.option("--no-progress", is_flag=True, help="No progress bar."),
     )
@@ -261,17 +262,24 @@ def job_of_command() -> str | None:
 
 def build_run_options(params: dict, *, progress_default: bool = True):
     """:class:`fairjudge.judges.RunOptions` from the run options."""
-    from fairjudge.judges import PriceTable, RunOptions
+    from fairjudge.judges import RunOptions
 
     return RunOptions(job=job_of_command(), concurrency=params.get("concurrency", 16),
                       requests_per_minute=params.get("rpm"),
                       tokens_per_minute=params.get("tpm"),
                       max_retries=params.get("max_retries", 8),
                       max_cost=params.get("max_cost"),
-                      prices=PriceTable.from_file(params["prices"]) if params.get("prices")
-                      else None,
+                      prices=run_prices(params.get("prices")),
                       progress=progress_default and not params.get("no_progress", False),
                       seed=params.get("seed", 0))
+
+
+def run_prices(path: str | None):
+    """The built-in list prices, with a user's ``--prices`` file overriding its entries."""
+    from fairjudge.judges import PriceTable
+
+    builtin = PriceTable.builtin()
+    return builtin if not path else builtin.updated(PriceTable.from_file(path))
 
 
 def build_settings(params: dict):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -47,9 +49,50 @@ class Price:
                 + usage.output_tokens * self.output_per_mtok) / 1e6
 
 
+#: A date suffix on a model id (``-2024-07-18``, ``-20241022``), dropped when a price is
+#: looked up, so a dated snapshot takes its base model's price.
+_DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
+
+
 class PriceTable(dict):
     """Model id -> :class:`Price`. Load with :meth:`from_file` (JSON
-    ``{"model": {"input": 0.15, "output": 0.60}}``, dollars per million tokens)."""
+    ``{"model": {"input": 0.15, "output": 0.60}}``, dollars per million tokens; keys
+    starting with ``_`` are notes) or :meth:`builtin`. A model id with a date suffix
+    (``gpt-4o-mini-2024-07-18``) takes its base id's price unless it has its own.
+    ``date`` says when the prices were published (None for a user's table)."""
+
+    date: str | None = None
+    builtin_models: frozenset = frozenset()
+
+    def is_builtin(self, model) -> bool:
+        """Whether ``model``'s price is a built-in list price (not from a user's file)."""
+        return model in self.builtin_models or (
+            model not in self and _DATE_SUFFIX.sub("", str(model)) in self.builtin_models)
+
+    def get(self, model, default=None):
+        if model in self:
+            return self[model]
+        base = _DATE_SUFFIX.sub("", str(model))
+        return super().get(base, default)
+
+    @classmethod
+    def builtin(cls) -> "PriceTable":
+        """The list prices fairjudge ships (``fairjudge/judges/prices.json``, dated)."""
+        from importlib.resources import files
+
+        data = json.loads(files("fairjudge.judges").joinpath("prices.json").read_text())
+        table = cls.from_dict(data, source="built-in prices")
+        table.date = data.get("_date")
+        table.builtin_models = frozenset(table)
+        return table
+
+    def updated(self, other: "PriceTable") -> "PriceTable":
+        """This table with ``other``'s entries added or overriding (a user's file over the
+        built-in prices)."""
+        merged = PriceTable({**self, **other})
+        merged.date = self.date
+        merged.builtin_models = frozenset(self.builtin_models - set(other))
+        return merged
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "PriceTable":
@@ -62,6 +105,8 @@ class PriceTable(dict):
         or non-numeric prices are refused, naming the model."""
         table = cls()
         for model, spec in (data.items() if isinstance(data, dict) else []):
+            if str(model).startswith("_"):
+                continue  # a note (`_date`, `_about`), not a model
             if not isinstance(spec, dict) or not {"input", "output"} <= set(spec):
                 raise FairjudgeInputError(
                     f"{source}: price of `{model}` needs numeric `input` and `output` "
@@ -194,6 +239,8 @@ class RunReport:
     stopped_by_cap: bool = False
     interrupted: bool = False
     errors: list = field(default_factory=list)
+    #: model -> where its price came from, for models priced from the built-in table
+    price_sources: dict = field(default_factory=dict)
     ledger: SpendLedger = field(default_factory=SpendLedger, repr=False, compare=False)
 
     @property
@@ -239,6 +286,8 @@ class RunReport:
                           "(counted against the cap)")
             money += f"; cap ${self.max_cost:g} for the whole job"
         parts.append(f"{money}; {self.input_tokens} in / {self.output_tokens} out tokens")
+        for model, source in self.price_sources.items():
+            parts.append(f"{model} priced at {source} (--prices overrides)")
         if self.stopped_by_cap:
             parts.append(f"STOPPED by the spend cap: {self.skipped_by_cap} calls not made")
         if self.interrupted:
@@ -395,6 +444,11 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     rpm = RateLimiter(options.requests_per_minute) if options.requests_per_minute else None
     tpm = TokenRateLimiter(options.tokens_per_minute) if options.tokens_per_minute else None
     price = (options.prices or {}).get(backend.model)
+    if price is not None and getattr(options.prices, "is_builtin", lambda _: False)(
+            backend.model):
+        report.price_sources[backend.model] = (
+            f"the built-in list price of {options.prices.date} (${price.input_per_mtok:g} in, "
+            f"${price.output_per_mtok:g} out per million tokens)")
     ledger = report.ledger
     state = {"fatal": None}
     if progress is not None:
@@ -631,7 +685,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
 
 
 def _check_cap_possible(backend, request, options: RunOptions) -> None:
-    if options.prices is None or backend.model not in options.prices:
+    if options.prices is None or options.prices.get(backend.model) is None:
         raise FairjudgeInputError(
             f"a spend cap needs the price of model {backend.model!r}: pass a price table "
             '(--prices FILE, JSON {"' f'{backend.model}' '": {"input": <$ per million input '
