@@ -32,10 +32,17 @@ def write_pairs(path, n):
                          + "\n")
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def judge_command(tmp_path, server, n_pairs, concurrency):
     pairs = tmp_path / "pairs.jsonl"
     write_pairs(pairs, n_pairs)
-    return [sys.executable, "-m", "fairjudge", "judge", str(pairs), "--backend", "openai",
+    # -X faulthandler: a client that does not stop is made to dump every thread's stack
+    # (SIGABRT), so a failure shows where it waits.
+    return [sys.executable, "-X", "faulthandler", "-m", "fairjudge", "judge", str(pairs),
+            "--backend", "openai",
             "--model", "judge-mini", "--base-url", server.base_url, "--api-key-env",
             "TEST_KEY", "--out", str(tmp_path / "verdicts.jsonl"), "--cache",
             str(tmp_path / "cache.sqlite"), "--concurrency", str(concurrency), "--no-progress"]
@@ -48,8 +55,10 @@ def interrupt_then_resume(tmp_path, server, *, n_pairs, concurrency, stop):
     cmd = judge_command(tmp_path, server, n_pairs, concurrency)
     env = dict(os.environ, TEST_KEY="sk-test")
     server.hold(after=ANSWERED)
+    # Ctrl-C as a terminal delivers it: a test run started in the background (`cmd &` in a
+    # script, as CI may do) ignores SIGINT, and an ignored signal is inherited.
     first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True, preexec_fn=_default_sigint)
     try:
         reached = server.wait_for_requests(ANSWERED + concurrency, timeout=WAIT)
         assert reached, f"the client sent {server.request_count()} requests in {WAIT} s"
@@ -58,7 +67,13 @@ def interrupt_then_resume(tmp_path, server, *, n_pairs, concurrency, stop):
         # Every worker is blocked: nothing more can arrive until the hold is released.
         assert len(before) == server.request_count() == ANSWERED + concurrency
         stop(first)
-        _, err = first.communicate(timeout=60)
+        try:
+            _, err = first.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            first.send_signal(signal.SIGABRT)
+            _, err = first.communicate(timeout=30)
+            raise AssertionError(f"the client did not stop within 60 s; its stacks:\n{err}")
+
     finally:
         if first.poll() is None:
             first.kill()
