@@ -194,6 +194,19 @@ def test_a_judge_column_of_user_ids_warns_and_can_be_pooled(simulated_verdicts):
     assert len(pooled.bias) == len(one.bias) == 1  # one position term
 
 
+def test_a_fixed_presentation_order_is_named_as_the_weakly_identified_bias():
+    rng = np.random.default_rng(0)
+    pairs = [sorted(rng.choice(["x", "y", "z"], 2, replace=False)) for _ in range(400)]
+    verdicts = pd.DataFrame({"item_a": [a for a, _ in pairs], "item_b": [b for _, b in pairs],
+                             "winner": rng.choice(["a", "b"], 400)})  # always x before y
+    with pytest.warns(fairjudge.WeakIdentificationWarning,
+                      match="not shown in both orders.*--no-position"):
+        fairjudge.rank(verdicts, n_samples=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fairjudge.WeakIdentificationWarning)
+        fairjudge.rank(verdicts, n_samples=50, position=False)
+
+
 def test_a_few_judges_do_not_warn(simulated_verdicts):
     _, _, verdicts = simulated_verdicts()
     panel = verdicts.assign(judge=[f"model{i % 5}" for i in range(len(verdicts))])

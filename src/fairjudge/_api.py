@@ -204,6 +204,24 @@ MANY_JUDGES = 20
 WEAK_IDENTIFICATION = 4.0
 
 
+def _weak_identification_message(covariates: list, inflation: float, n_items: int) -> str:
+    """Why a fit's ranking is weakly identified, and the ways out for its bias terms."""
+    size = (f"score variances {inflation:.0f}x what they would be with the bias known, "
+            "median over items")
+    if not covariates:  # the position term alone: presentation order never varied
+        return (f"the ranking is weakly identified: the items were not shown in both orders, "
+                f"so a first-slot preference cannot be told from quality ({size}). Ways out: "
+                "show each pair in both orders or in random order, or drop the position term "
+                "(--no-position) if the order was random")
+    return (f"the ranking is weakly identified: most of the uncertainty of the scores of the "
+            f"{n_items:,} items comes from telling a bias on {', '.join(covariates)} from "
+            f"quality, which verdicts cannot do ({size}); the order rests on the prior's "
+            "assumption that quality is uncorrelated with the covariates, and more verdicts "
+            "will not settle it. Ways out: human labels for the trusted-anchor gate "
+            "(--anchors), per-verdict covariates that vary within items (<name>_a/<name>_b "
+            "columns), more items, or a stronger bias prior (--bias-prior-precision)")
+
+
 def _pool_or_warn(verdicts: pd.DataFrame, pool: bool) -> pd.DataFrame:
     """One judge for every verdict when pooling; else a warning when the judge column looks
     like annotator ids (each judge gets position and bias terms of its own)."""
@@ -341,17 +359,9 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
     inflation = float(np.median(bias_fit.variance_inflation()))
     diagnostics["score_variance_inflation"] = inflation
     if inflation > WEAK_IDENTIFICATION and fit is bias_fit:
-        warnings.warn(
-            f"the ranking is weakly identified: most of the uncertainty of the scores of "
-            f"the {comparisons.n_items:,} items comes from telling a bias on "
-            f"{', '.join(diagnostics['covariates'])} from quality, which verdicts cannot do "
-            f"(score variances {inflation:.0f}x what they would be with the bias known, "
-            "median over items); the order rests on the prior's assumption that quality is "
-            "uncorrelated with the covariates, and more verdicts will not settle it. Ways "
-            "out: human labels for the trusted-anchor gate (--anchors), per-verdict "
-            "covariates that vary within items (<name>_a/<name>_b columns), more items, or "
-            "a stronger bias prior (--bias-prior-precision)", WeakIdentificationWarning,
-            stacklevel=2)
+        warnings.warn(_weak_identification_message(diagnostics["covariates"], inflation,
+                                                   comparisons.n_items),
+                      WeakIdentificationWarning, stacklevel=2)
     generator = as_generator(rng)
     ids = pd.Index(comparisons.item_ids, name="id")
     membership = (fit.topk_membership(k, n_samples=n_samples, rng=generator) if k is not None

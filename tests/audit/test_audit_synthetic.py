@@ -200,3 +200,24 @@ def test_audit_with_gold_reports_the_external_validity_analysis():
     assert "external_validity" in audits["openai:gpt-4o-mini"].to_dict()
     assert audit_verdicts(verdicts, items=items, n_boot=50)[
         "openai:gpt-4o-mini"].external_validity is None  # no gold, no analysis
+
+
+def test_external_validity_does_not_depend_on_which_item_gold_lists_first():
+    """Chosen/rejected gold lists the better item first every time: the analysis must run
+    (it failed with a one-class fold) and give the same agreement as the same gold in mixed
+    frames; with too few gold pairs the audit says why it did not run it."""
+    verdicts, items, gold = synthetic(length_logit=1.5, seed=5)
+    better_first = gold.copy()
+    swap = (gold["winner"] == "b").to_numpy()
+    better_first.loc[swap, ["item_a", "item_b"]] = gold.loc[swap, ["item_b", "item_a"]].to_numpy()
+    better_first["winner"] = "a"
+    one_class = audit_verdicts(verdicts, items=items, gold=better_first, n_boot=100)
+    mixed = audit_verdicts(verdicts, items=items, gold=gold, n_boot=100)
+    a, b = (x["openai:gpt-4o-mini"].external_validity for x in (one_class, mixed))
+    assert a is not None and a.raw.estimate == b.raw.estimate
+    assert a.corrected.estimate == b.corrected.estimate
+    first_ten = verdicts[verdicts["item_a"].isin(gold["item_a"].iloc[:10])
+                         | verdicts["item_b"].isin(gold["item_a"].iloc[:10])]
+    few = audit_verdicts(first_ten, items=items, gold=gold.iloc[:10], n_boot=50)
+    note = few["openai:gpt-4o-mini"].external_validity_note
+    assert few["openai:gpt-4o-mini"].external_validity is None and "needs 20" in note

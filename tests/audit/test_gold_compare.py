@@ -210,3 +210,22 @@ def test_a_mixed_model_that_did_not_converge_is_reported_as_such():
     from fairjudge.report import comparison_html
     page = comparison_html(result)
     assert "Not reported: the fit did not converge" in page and ">inf<" not in page
+
+
+def test_compare_refuses_a_per_call_table_with_missing_calls_and_sums_every_calls_cost(
+        tmp_path):
+    """An S1 pair that lost its second order (an interrupted run) is not a verdict: formerly
+    it counted as swap-consistent. Costs add every call's, repeats included, as `judge`'s
+    aggregate table does."""
+    b0_calls, _ = _judged(tmp_path, "B0")
+    s1_calls, _ = _judged(tmp_path, "S1")
+    gold = load_gold(write_jsonl(tmp_path / "gold.jsonl", [
+        {"pair_id": f"p{i}", "item_a": f"p{i}:a", "item_b": f"p{i}:b", "winner": "a"}
+        for i in range(40)]))
+    b0, s1 = load_verdicts(b0_calls), load_verdicts(s1_calls)
+    cut = load_verdicts(s1[~((s1["pair_id"] == "p3") & (s1["order"] == "ba"))])
+    with pytest.raises(FairjudgeInputError, match="1 of 40 pairs lack some of their 2 S1 calls"):
+        compare_verdicts({"B0": b0, "S1": cut}, gold)
+    repeats = pd.concat([s1, s1.assign(sample=1)], ignore_index=True).assign(cost=0.5)
+    table = compare_verdicts({"B0": b0, "S1": load_verdicts(repeats)}, gold).table
+    assert table.set_index("name").loc["S1", "cost_per_eval"] == pytest.approx(2.0)

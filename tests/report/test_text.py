@@ -59,7 +59,9 @@ def test_columns_line_up_whatever_the_length_of_judge_and_item_names():
         "winner": rng.choice(["a", "b"], size=80),
         "judge": np.where(np.arange(80) % 2 == 0, "j", "a-judge-with-a-long-name")})
     lines = format_ranking(fairjudge.rank(verdicts, k=1, n_samples=50)).splitlines()
-    table = [line for line in lines[2:7] if line.strip()]
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("rank"))
+    table = lines[header:header + 1 + len(ids)]
+    assert sum(any(i in line for i in ids) for line in table[1:]) == len(ids)
     assert len({len(line) for line in table}) == 1, table
     bias = [line for line in lines if "/position" in line]
     assert len(bias) == 2 and len({line.index("[") for line in bias}) == 1, bias

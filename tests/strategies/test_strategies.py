@@ -160,3 +160,24 @@ def test_one_progress_bar_per_backend_counts_every_planned_call(pairs, tmp_path,
     err = capsys.readouterr().err
     assert err.count("80/80") == 1, err  # one bar, complete: cached calls count as done
     assert "/14" not in err and "/12" not in err  # no bar per chunk
+
+
+def test_rate_limits_span_the_chunks_of_a_run(pairs, tmp_path, monkeypatch):
+    """Each chunk used to start fresh limiters: the backlog of the last chunk was forgotten
+    and the token limiter relearned its tokens per byte."""
+    import fairjudge.strategies._judging as judging
+    from fairjudge.judges import RunOptions, _runner
+
+    made = []
+    real = _runner.TokenRateLimiter.__init__
+
+    def counting(self, per_minute):
+        made.append(per_minute)
+        real(self, per_minute)
+
+    monkeypatch.setattr(_runner.TokenRateLimiter, "__init__", counting)
+    monkeypatch.setattr(judging, "PAIRS_PER_CHUNK", 7)
+    judge_pairs(pairs, "S1", [get_backend("simulated")], seed=0,
+                cache=CompletionCache(tmp_path / "c.sqlite"),
+                options=RunOptions(tokens_per_minute=1e9, requests_per_minute=1e9))
+    assert made == [1e9]  # one limiter for the whole run (40 pairs in 6 chunks)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._covariates import CovariateBias, covariate_bias, has_verdict_features
 from fairjudge.audit._external import ExternalValidity, external_validity
 from fairjudge.audit._gold import _pair_keys
@@ -68,6 +69,7 @@ class JudgeAudit:
     n_pairs: int | None = None
     flagged_pairs: int | None = None
     external_validity: ExternalValidity | None = None
+    external_validity_note: str = ""
 
     def to_dict(self) -> dict:
         def est(e):
@@ -93,6 +95,8 @@ class JudgeAudit:
             out["consistency_by_gap"] = self.consistency_by_gap.to_dict(orient="records")
         if self.external_validity is not None:
             out["external_validity"] = self.external_validity.to_dict()
+        elif self.external_validity_note:
+            out["external_validity"] = {"not_run": self.external_validity_note}
         return out
 
 
@@ -174,7 +178,8 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
             audit.update(covariates=cov, length_bias=cov.length_bias,
                          markdown_bias=cov.markdown_bias)
         if gold is not None and with_items:
-            audit["external_validity"] = _external_validity(v, items, gold, **kwargs)
+            audit["external_validity"], audit["external_validity_note"] = \
+                _external_validity(v, items, gold, **kwargs)
         if items is not None:
             if "source" in items.columns:
                 audit["self_preference"] = self_preference(v, items, judge=judge,
@@ -190,11 +195,17 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
 MIN_EXTERNAL_PAIRS = 20
 
 
-def _external_validity(verdicts, items, gold, **kwargs) -> ExternalValidity | None:
-    """The external-validity analysis on the gold pairs this judge judged (None with fewer
-    than :data:`MIN_EXTERNAL_PAIRS` decisive ones)."""
+def _external_validity(verdicts, items, gold, **kwargs) -> tuple:
+    """The external-validity analysis on the gold pairs this judge judged, and why it was
+    not run when it was not (fewer than :data:`MIN_EXTERNAL_PAIRS` decisive gold pairs, or
+    data its cross-validation cannot use, such as gold that always names the first item)."""
     judged = set(_pair_keys(verdicts, with_question=False))
     mine = gold[_pair_keys(gold, with_question=False).isin(judged).to_numpy(dtype=bool)]
-    if int(mine["winner"].isin(["a", "b"]).sum()) < MIN_EXTERNAL_PAIRS:
-        return None
-    return external_validity(verdicts, items, mine, **kwargs)
+    decisive = int(mine["winner"].isin(["a", "b"]).sum())
+    if decisive < MIN_EXTERNAL_PAIRS:
+        return None, (f"{decisive} decisive gold pairs; the cross-validated analysis needs "
+                      f"{MIN_EXTERNAL_PAIRS}")
+    try:
+        return external_validity(verdicts, items, mine, **kwargs), ""
+    except FairjudgeInputError as err:
+        return None, str(err)

@@ -96,7 +96,9 @@ def _instances(table: pd.DataFrame, ordered: bool, by_pair_id: bool) -> pd.Serie
 def _one_per_pair(table: pd.DataFrame, by_pair_id: bool) -> pd.DataFrame:
     """A per-call table combined into one verdict per pair by its strategy's rule (sample 0
     calls only; further samples measure stability and never vote), in the frame of the
-    pair's first call, with the calls' costs summed."""
+    pair's first call, with the costs of all its calls (repeats included) summed, as
+    `judge`'s aggregate table does. A pair without every call its strategy makes (an
+    interrupted run) is an error, never a verdict from the calls that happen to exist."""
     source = table.attrs.get("source", "verdicts")
     named = table["strategy"].dropna().unique() if "strategy" in table.columns else []
     if len(named) != 1 or str(named[0]) not in STRATEGIES:
@@ -105,6 +107,10 @@ def _one_per_pair(table: pd.DataFrame, by_pair_id: bool) -> pd.DataFrame:
             f"rule that combines them (one of {', '.join(STRATEGIES)}); give its aggregate "
             "table (`fairjudge judge --aggregate`) or compare tables of one verdict per pair")
     strategy = get_strategy(str(named[0]))
+    pair_cost = None
+    if "cost" in table.columns:
+        pair_cost = table["cost"].astype(float).groupby(
+            _instances(table, False, by_pair_id).to_numpy(), sort=False).sum(min_count=1)
     if "sample" in table.columns:
         table = table[table["sample"].fillna(0).astype(int) == 0]
     detail = (table["outcome_detail"].astype(str) if "outcome_detail" in table.columns
@@ -116,8 +122,21 @@ def _one_per_pair(table: pd.DataFrame, by_pair_id: bool) -> pd.DataFrame:
     keys = _instances(table, False, by_pair_id).to_numpy()
     order = table["order"].astype(str).to_numpy() if "order" in table.columns else None
     item_a = table["item_a"].to_numpy(dtype=object)
+    if strategy.cross_family:
+        raise FairjudgeInputError(
+            f"{source}: a per-call table of {strategy.name} (cross-family ensemble) holds "
+            "several judges; compare its aggregate table (`fairjudge judge --aggregate`)")
+    groups = pd.Series(np.arange(len(table))).groupby(keys, sort=False).groups
+    expected = len(strategy.calls("pair", seed=0))
+    short = [key for key, positions in groups.items() if len(positions) != expected]
+    if short:
+        raise FairjudgeInputError(
+            f"{source}: {len(short):,} of {len(groups):,} pairs lack some of their "
+            f"{expected} {strategy.name} calls (an interrupted or capped run?), e.g. "
+            f"{str(short[0]).replace(chr(31), ' / ')!r}; rerun the judge to complete them, or "
+            "compare its aggregate table (`--aggregate`), which leaves them out")
     rows = []
-    for positions in pd.Series(np.arange(len(table))).groupby(keys, sort=False).groups.values():
+    for key, positions in groups.items():
         positions = np.asarray(positions)
         shown_ab = positions if order is None else positions[order[positions] == "ab"]
         first = (shown_ab if len(shown_ab) else positions)[0]  # the pair's own frame
@@ -128,8 +147,8 @@ def _one_per_pair(table: pd.DataFrame, by_pair_id: bool) -> pd.DataFrame:
         row.update({"winner": combined.value if combined.value in WINNER_VALUES else None,
                     "outcome_detail": {"a": "win", "b": "win"}.get(combined.value,
                                                                   combined.value)})
-        if "cost" in table.columns:
-            row["cost"] = float(table["cost"].iloc[positions].sum(min_count=1))
+        if pair_cost is not None:
+            row["cost"] = float(pair_cost[key])
         rows.append(row)
     out = pd.DataFrame(rows)
     out.attrs = dict(table.attrs)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._rng import content_seed
 from fairjudge.audit._covariates import item_features
 from fairjudge.audit._gold import _pair_keys
 from fairjudge.stats._bootstrap import bootstrap_mean
@@ -71,7 +72,9 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
                       n_boot: int = 2000, rng=0) -> ExternalValidity:
     """Does modelling length and markdown recover gold preferences from one judge?
 
-    For each gold pair (in the gold row's frame, first item = "output 1"): the judge score
+    For each gold pair (in a frame of the analysis's own, since which item a gold file lists
+    first is arbitrary: sorted ids, turned around for the half of the pairs a hash picks;
+    the first item is "output 1"): the judge score
     is the order-averaged credit to output 1 over its valid verdicts (1 chosen, 0 not, 0.5
     tie; 0.5 when no valid verdict); the features are ``log2((x_1 + 1) / (x_2 + 1))`` for
     word count and for markdown markers. The corrected prediction is the out-of-fold
@@ -90,6 +93,16 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
     g = gold[gold["winner"].isin(["a", "b"])].reset_index(drop=True)
     first, second = g["item_a"].to_numpy(), g["item_b"].to_numpy()
     y = (g["winner"] == "a").to_numpy(dtype=float)
+    # Which item a gold file lists first is arbitrary (chosen/rejected data lists the
+    # better one first every time), so the analysis sets its own frame: the pair's items
+    # in sorted order, turned around for the half of the pairs a hash of the pair picks.
+    # No model can then learn the file's frame instead of the judge.
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    turn = np.array([content_seed("external-validity", a, b) % 2 == 1
+                     for a, b in zip(lo, hi)], dtype=bool)
+    new_first = np.where(turn, hi, lo)
+    y = np.where(new_first == first, y, 1.0 - y)
+    first, second = new_first, np.where(turn, lo, hi)
     valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
     chosen = np.where(valid["winner"] == "a", valid["item_a"],
                       np.where(valid["winner"] == "b", valid["item_b"], ""))

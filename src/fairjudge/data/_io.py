@@ -87,7 +87,7 @@ def _read_by_suffix(path: Path, suffix: str, keep: frozenset | None):
         location = "line"
     elif suffix in ("parquet", "pq"):
         try:
-            frame = _keep_columns(pd.read_parquet(path), keep)
+            frame = _read_parquet(path, keep)
         except ImportError:
             raise FairjudgeInputError(
                 f"{path.name}: reading Parquet needs pyarrow: pip install 'fairjudge[parquet]'"
@@ -180,6 +180,18 @@ def _read_jsonl(path: Path, keep: frozenset | None = None) -> pd.DataFrame:
     frame.index.name = "line"
     if keep is not None:
         frame.attrs["file_columns"] = list(seen)
+    return frame
+
+
+def _read_parquet(path: Path, keep: frozenset | None) -> pd.DataFrame:
+    """A Parquet file, reading only the columns in ``keep`` (all when None)."""
+    if keep is None:
+        return pd.read_parquet(path)
+    import pyarrow.parquet as pq
+
+    names = pq.ParquetFile(path).schema_arrow.names
+    frame = pd.read_parquet(path, columns=[c for c in names if c in keep])
+    frame.attrs["file_columns"] = list(names)
     return frame
 
 

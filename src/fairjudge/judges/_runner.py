@@ -383,7 +383,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                            cache: CompletionCache | None = None,
                            options: RunOptions = RunOptions(),
                            report: RunReport | None = None,
-                           progress=None) -> list[CallResult | None]:
+                           progress=None, limiters: dict | None = None
+                           ) -> list[CallResult | None]:
     """Answer every request with a raw completion, from the cache where possible.
 
     Identical requests (same cache key) are sent once. Each fresh completion is written to
@@ -394,7 +395,9 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
 
     ``progress``, a tqdm bar the caller owns (and closes), counts every request answered
     here, from the cache or not; without it, a bar of the calls to send is shown when
-    ``options.progress`` is set.
+    ``options.progress`` is set. ``limiters``, a dict the caller keeps, carries the rate
+    limiters (and what the token limiter learned) from one call to the next, for a
+    caller that sends a run in several batches.
 
     Raises
     ------
@@ -441,8 +444,12 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         if pending:
             _check_cap_possible(backend, requests[first_index[pending[0]]], options)
     jitter = np.random.default_rng(options.seed)
-    rpm = RateLimiter(options.requests_per_minute) if options.requests_per_minute else None
-    tpm = TokenRateLimiter(options.tokens_per_minute) if options.tokens_per_minute else None
+    limiters = {} if limiters is None else limiters
+    if options.requests_per_minute and "rpm" not in limiters:
+        limiters["rpm"] = RateLimiter(options.requests_per_minute)
+    if options.tokens_per_minute and "tpm" not in limiters:
+        limiters["tpm"] = TokenRateLimiter(options.tokens_per_minute)
+    rpm, tpm = limiters.get("rpm"), limiters.get("tpm")
     price = (options.prices or {}).get(backend.model)
     if price is not None and getattr(options.prices, "is_builtin", lambda _: False)(
             backend.model):

@@ -122,6 +122,8 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
             lines.append(_self_preference_line(a.self_preference))
         if a.external_validity is not None:
             lines.extend(_external_validity_lines(a.external_validity))
+        elif a.external_validity_note:
+            lines.append(f"  external validity      n/a ({a.external_validity_note})")
         if a.consistency_by_gap is not None and len(a.consistency_by_gap):
             lines.append("  consistency by quality gap: " + ", ".join(
                 f"[{r.gap_low:.2g}, {r.gap_high:.2g}] {r.estimate:.2f}"

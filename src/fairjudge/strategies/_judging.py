@@ -166,6 +166,8 @@ class _Run:
         self.settings, self.options, self.parser, self.report = settings, options, parser, report
         self.references, self.rubric = references, rubric
         self.flag_values = flags[list(INJECTION_FLAGS)].to_numpy(dtype=bool)
+        # One set of rate limiters per backend for the whole run, not per chunk.
+        self.limiters: list[dict] = [{} for _ in backends]
         self.call_frames: list[pd.DataFrame] = []
         # pair id -> [(order, outcome or None, judge label)] of its sample-0 calls
         self.by_pair: dict[str, list] = {}
@@ -205,8 +207,8 @@ class _Run:
                                                   request))
         result_lists = await asyncio.gather(*[
             execute_requests(backend, [p[3] for p in plan], cache=cache, options=self.options,
-                             report=self.report, progress=bar)
-            for backend, plan, bar in zip(backends, planned, bars)])
+                             report=self.report, progress=bar, limiters=limiters)
+            for backend, plan, bar, limiters in zip(backends, planned, bars, self.limiters)])
         for backend, plan, results in zip(backends, planned, result_lists):
             verdicts = parse_verdicts(results, self.parser, requests=[p[3] for p in plan])
             self.report.invalid += sum(1 for v in verdicts
@@ -278,7 +280,7 @@ def _side_features(pairs: pd.DataFrame) -> np.ndarray:
     ``(n_pairs, 2 sides, 2)``: the per-side covariates a verdict table carries as
     ``length_a``, ``markdown_a``, ... Each distinct text of ``pairs`` is measured once."""
     codes, texts = pd.factorize(pd.concat([pairs["text_a"], pairs["text_b"]],
-                                          ignore_index=True))
+                                          ignore_index=True), use_na_sentinel=False)
     table = text_features(pd.Series(texts, dtype=object))
     measured = table[["length", "markdown"]].to_numpy(dtype=np.int64)[codes]
     return np.stack([measured[:len(pairs)], measured[len(pairs):]], axis=1)
