@@ -252,3 +252,18 @@ def test_cv_argument_errors():
         cross_validated_predictions(X, y, l2=np.inf)
     with pytest.raises(ValueError, match="`y`: training fold .* holds only class"):
         cross_validated_predictions(X[:6], [1, 0, 0, 0, 0, 0], n_folds=6)
+
+
+def test_cross_validation_through_the_origin_is_frame_equivariant():
+    """Without an intercept, turning pairs around (x -> -x, y -> 1 - y) turns every
+    out-of-fold prediction around: p -> 1 - p, whatever the folds."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 2))
+    y = (rng.random(60) < 1 / (1 + np.exp(-X @ [1.0, -0.5]))).astype(float)
+    turned = rng.random(60) < 0.5
+    sign = np.where(turned, -1.0, 1.0)[:, None]
+    p = cross_validated_predictions(X, y, n_folds=4, rng=0, fit_intercept=False,
+                                    stratify=False)
+    q = cross_validated_predictions(X * sign, np.where(turned, 1 - y, y), n_folds=4, rng=0,
+                                    fit_intercept=False, stratify=False)
+    np.testing.assert_allclose(np.where(turned, 1 - q, q), p, atol=1e-8)

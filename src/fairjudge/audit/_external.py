@@ -78,8 +78,10 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
     is the order-averaged credit to output 1 over its valid verdicts (1 chosen, 0 not, 0.5
     tie; 0.5 when no valid verdict); the features are ``log2((x_1 + 1) / (x_2 + 1))`` for
     word count and for markdown markers. The corrected prediction is the out-of-fold
-    probability of an l2-regularised logistic model (``n_folds``-fold, seeded, features
-    standardised within each training fold) of the gold label on [score, features].
+    probability of an l2-regularised logistic model through the origin (``n_folds``-fold,
+    seeded, features scaled within each training fold) of the gold label on
+    [score - 0.5, features]: every input changes sign when a pair is turned around, so the
+    model cannot learn a frame.
 
     Two controls always accompany it: the same model on the score alone (recalibration)
     and on the features alone (no judge). On data built so that the worse answer is longer,
@@ -120,13 +122,15 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
     kwargs = {"level": level, "n_boot": n_boot, "rng": rng}
 
     def cv(columns):
+        # Through the origin: every column changes sign when a pair is turned around,
+        # so the prediction does too, and no intercept can learn the frame.
         p = cross_validated_predictions(np.column_stack(columns), y, l2=l2, n_folds=n_folds,
-                                        rng=rng)
+                                        rng=rng, fit_intercept=False)
         return np.where(p == 0.5, 0.5, ((p > 0.5) == (y == 1)).astype(float))
 
     raw = np.where(score == 0.5, 0.5, ((score > 0.5) == (y == 1)).astype(float))
-    corrected = cv([score, dlen, dmd])
-    recalibrated = cv([score])
+    corrected = cv([score - 0.5, dlen, dmd])
+    recalibrated = cv([score - 0.5])
     covariates = cv([dlen, dmd])
     judge_longer = ((score > 0.5) == (dlen > 0))[(score != 0.5) & (dlen != 0)]
     gold_longer = ((y == 1) == (dlen > 0))[dlen != 0]

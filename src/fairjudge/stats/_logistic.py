@@ -335,13 +335,15 @@ def _fold_labels(y: np.ndarray, n_folds: int, stratify: bool, rng) -> np.ndarray
 
 
 def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=0,
-                                stratify: bool = True) -> np.ndarray:
+                                stratify: bool = True, fit_intercept: bool = True
+                                ) -> np.ndarray:
     """Out-of-fold predicted probabilities from a ridge logistic regression.
 
     Parameters
     ----------
     X : array_like, shape (n, p)
-        Features, without an intercept column (an unpenalised intercept is always fitted).
+        Features, without an intercept column (an unpenalised intercept is fitted unless
+        ``fit_intercept`` is False).
     y : array_like, shape (n,)
         Responses in [0, 1].
     l2 : float
@@ -353,6 +355,11 @@ def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=
     stratify : bool
         When ``y`` is binary, deal each class round-robin over the folds so every fold has
         the overall class balance. Ignored for fractional ``y``.
+    fit_intercept : bool
+        False for a model through the origin, ``P(y = 1) = sigmoid(x . beta)``: for
+        features that change sign with the outcome's frame (differences between the two
+        sides of a pair), where an intercept would only learn the frame. Features are then
+        scaled but not centred.
 
     Returns
     -------
@@ -398,9 +405,11 @@ def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=
                 "intercept would be infinite; use fewer `n_folds` or more "
                 "data of "
                 "the rare class")
-        mean = X[train].mean(axis=0)
-        scale = X[train].std(axis=0)
+        mean = X[train].mean(axis=0) if fit_intercept else np.zeros(X.shape[1])
+        scale = X[train].std(axis=0) if fit_intercept else np.sqrt(
+            np.mean(X[train] ** 2, axis=0))
         scale[scale == 0] = 1.0
-        fit = logistic_regression((X[train] - mean) / scale, y_train, l2=l2)
+        fit = logistic_regression((X[train] - mean) / scale, y_train, l2=l2,
+                                  fit_intercept=fit_intercept)
         predictions[test] = fit.predict_proba((X[test] - mean) / scale)
     return predictions
