@@ -100,3 +100,25 @@ def test_tables_are_formatted_to_text_before_the_template():
     assert table.rows == (("j1", "0.123", "3", "a<b"), ("j2", "", "4", ""))
     assert html_table(frame.reset_index(drop=True)).header[0] == ""
     assert format_cell(np.float32(2.5), digits=1) == "2.5" and format_cell(True) == "True"
+
+
+def test_ranking_report_escapes_names_and_lists_the_leaderboard(tmp_path, capsys):
+    """`rank --html`: item and judge names are text, never markup; every item is listed
+    with its Elo interval, and the header records the command."""
+    from fairjudge._cli import main
+
+    hostile = "<script>alert(1)</script>"
+    verdicts = pd.DataFrame({"item_a": ["x", "y", hostile, "x"] * 5,
+                             "item_b": ["y", hostile, "x", hostile] * 5,
+                             "winner": ["a", "b", "a", "b"] * 5,
+                             "judge": ['judge"<b>', "j2", 'judge"<b>', "j2"] * 5})
+    path = tmp_path / "v.jsonl"
+    verdicts.to_json(path, orient="records", lines=True)
+    page = tmp_path / "r.html"
+    assert main(["rank", str(path), "--html", str(page)]) == 0
+    html = page.read_text()
+    assert hostile not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'judge"<b>' not in html and "judge&#34;&lt;b&gt;" in html
+    assert html.count("<tr>") >= 3 + 1 and "Elo [95%]" in html
+    assert "fairjudge rank" in html  # provenance: the command line
+    capsys.readouterr()

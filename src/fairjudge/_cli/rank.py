@@ -39,18 +39,23 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the leaderboard (one row per item: rank and its interval, score, "
                    "Elo with intervals, P(top-k)) as .jsonl, .csv or .parquet.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML report: leaderboard, bias estimates, "
+                   "diagnostics and the win-probability matrix.")
 @seed_option
 @json_option
 def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_prior_precision,
-         no_position, pool_judges, samples, level, bootstrap, out, seed, as_json):
+         no_position, pool_judges, samples, level, bootstrap, out, html_path, seed,
+         as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
     import fairjudge
     from fairjudge._cli._common import check_outputs
     from fairjudge.data import write_table
     from fairjudge.report import format_ranking
 
-    check_outputs({"--out": out}, {"VERDICTS": verdicts, "--items": items,
-                                   "--anchors": anchors})
+    inputs = {"VERDICTS": verdicts, "--items": items, "--anchors": anchors}
+    check_outputs({"--out": out}, inputs)
+    check_outputs({"--html": html_path}, {**inputs, "--out": out}, tables=False)
 
     result = fairjudge.rank(verdicts, items, k=k, model=model,
                             covariates=split_names(covariates), anchors=anchors,
@@ -60,9 +65,18 @@ def rank(verdicts, items, k, model, covariates, anchors, prior_precision, bias_p
                             bootstrap=bootstrap, rng=seed)
     if out:
         write_table(result.to_frame().reset_index(), out)
+    if html_path:
+        from fairjudge._cli._common import report_provenance
+        from fairjudge._util._files import atomic_write
+        from fairjudge.report import ranking_html
+
+        provenance = report_provenance(verdicts, items, anchors, seed=seed)
+        with atomic_write(html_path) as handle:
+            handle.write(ranking_html(result, provenance=provenance))
     if as_json:
         echo_json(result.to_dict())
     else:
         click.echo(format_ranking(result))
-        if out:
-            click.echo(f"\nleaderboard written to {out}")
+        for what, path in (("leaderboard", out), ("HTML report", html_path)):
+            if path:
+                click.echo(f"\n{what} written to {path}")

@@ -172,10 +172,10 @@ def _read_jsonl(path: Path, keep: frozenset | None = None) -> pd.DataFrame:
         if len(records) == JSONL_CHUNK:
             chunks.append(pd.DataFrame.from_records(records, index=lines))
             records, lines = [], []
-    if records or not chunks:
-        chunks.append(pd.DataFrame.from_records(records, index=lines))
-    if not any(len(chunk) for chunk in chunks):
+    if not records and not chunks:
         raise FairjudgeInputError(f"{path.name}: file is empty (no JSON records)")
+    if records:
+        chunks.append(pd.DataFrame.from_records(records, index=lines))
     frame = chunks[0] if len(chunks) == 1 else pd.concat(chunks)
     frame.index.name = "line"
     if keep is not None:

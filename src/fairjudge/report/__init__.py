@@ -20,6 +20,7 @@ from fairjudge.report._plots import (
                                      plot_spend_by_distance,
 )
 from fairjudge.report._provenance import InputFile, Provenance
+from fairjudge.report._ranking_html import ranking_html
 from fairjudge.report._tables import (
                                      format_ablation_2x2,
                                      format_bias_estimates,
@@ -60,6 +61,7 @@ __all__ = [
     "plot_estimates_vs_truth",
     "plot_recall_vs_budget",
     "plot_spend_by_distance",
+    "ranking_html",
     "render",
     "render_audits",
     "render_comparison",

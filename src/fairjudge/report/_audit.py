@@ -29,10 +29,12 @@ def comparison_tables(comparison) -> dict[str, pd.DataFrame]:
                            for r in t.itertuples()],
         "n": t["n"], "$ / eval": t["cost_per_eval"].map(
             lambda c: f"{c:.5f}" if np.isfinite(c) else "")}, index=t.index)
+    if not np.isfinite(t["cost_per_eval"]).any():
+        table1 = table1.drop(columns="$ / eval")  # no cost known: no empty column
     table3 = t[["n_a", "n_b", "n_tie", "n_abstain", "n_invalid"]].rename(
         columns={"n_a": "A", "n_b": "B", "n_tie": "tie", "n_abstain": "abstain",
                  "n_invalid": "invalid"})
-    table3["tie %"] = (100 * t["tie_rate"]).round(1)
+    table3["tie %"] = (100 * t["tie_rate"]).map(lambda v: f"{v:.1f}")
     tested = t[t["mcnemar_b"].notna()]
     table4 = pd.DataFrame({
         "b": tested["mcnemar_b"].astype(int), "c": tested["mcnemar_c"].astype(int),
@@ -217,13 +219,41 @@ def audit_html(audits: dict, *, probe_scores: pd.DataFrame | None = None,
     has_probes = probe_scores is not None and len(probe_scores)
     return render_html(
         "audit.html.j2", title=title, provenance=provenance,
+        overview=html_table(audit_overview(audits)),
         summary=render_audits(audits, probe_scores),
         heatmap=figure_data_uri(bias_heatmap(matrix)) if matrix.size else None,
         gap_plot=figure_data_uri(consistency_gap_plot(curves)) if curves else None,
-        accuracy=html_table(accuracy.set_index("name")) if len(accuracy) else None,
+        # Accuracy is in the summary; its own table only adds what it cost.
+        accuracy=html_table(accuracy.set_index("name"))
+        if len(accuracy) and np.isfinite(accuracy["cost_per_eval"]).any() else None,
         pareto=figure_data_uri(pareto_plot(accuracy, pareto_front(accuracy)))
         if len(accuracy) and np.isfinite(accuracy["cost_per_eval"]).all() else None,
         probes=html_table(probe_scores) if has_probes else None)
+
+
+def audit_overview(audits: dict) -> pd.DataFrame:
+    """One row per judge: the audit's headline figures as ``estimate [low, high]`` text
+    (columns without any value are left out)."""
+    def cell(e):
+        if e is None or e.n == 0:
+            return ""
+        return f"{e.estimate:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}]"
+
+    rows = {}
+    for judge, a in audits.items():
+        ev, sp = a.external_validity, a.self_preference
+        rows[judge] = {
+            "verdicts": format_count(a.n_verdicts),
+            "position consistency": cell(a.position_consistency),
+            "first-slot rate (0.5 fair)": cell(a.first_position_rate),
+            "accuracy vs gold": cell(a.accuracy),
+            "length bias": cell(a.length_bias),
+            "markdown bias": cell(a.markdown_bias),
+            "self-preference (excess)": cell(None if sp is None else sp.excess),
+            "gain from correction": cell(None if ev is None else ev.gain)}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "judge"
+    return frame.loc[:, (frame != "").any(axis=0)]
 
 
 def comparison_html(comparison, title: str = "fairjudge strategy comparison", *,

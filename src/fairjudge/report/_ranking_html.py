@@ -1,0 +1,66 @@
+"""The HTML report of a ranking: leaderboard with intervals, bias estimates, win matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from fairjudge.report._html import figure_data_uri, html_table, render_html
+from fairjudge.report._plots import win_probability_heatmap
+from fairjudge.report._provenance import Provenance
+from fairjudge.report._tables import format_count
+
+#: Items shown in the win-probability matrix (the best ones).
+MATRIX_ITEMS = 20
+
+
+def ranking_html(ranking, *, title: str = "fairjudge ranking",
+                 provenance: Provenance | None = None) -> str:
+    """Self-contained HTML of a :class:`fairjudge.Ranking`: the leaderboard (rank interval,
+    Elo with its interval, score and s.e. from the average item, P(top-k)), the bias
+    estimates, the diagnostics and the win-probability matrix of the best items. Item and
+    judge names are escaped by the template."""
+    frame = ranking.to_frame()
+    pct = int(round(ranking.level * 100))
+    boot = "elo_boot_low" in frame.columns
+    low, high = ("elo_boot_low", "elo_boot_high") if boot else ("elo_ci_low", "elo_ci_high")
+    board = pd.DataFrame({
+        "rank": frame["rank"].astype(int),
+        f"rank {pct}%": [f"[{a}, {b}]" for a, b in zip(frame["rank_low"], frame["rank_high"])],
+        f"Elo [{pct}%]": [f"{e:.0f} [{a:.0f}, {b:.0f}]"
+                          for e, a, b in zip(frame["elo"], frame[low], frame[high])],
+        "score": frame["score"].map(lambda v: f"{v:.3f}"),
+        "s.e. from mean": frame["std_error_vs_mean"].map(lambda v: f"{v:.3f}")},
+        index=frame.index)
+    if ranking.k is not None:
+        board["P(top-k)"] = frame["membership"].map(lambda v: f"{v:.3f}")
+    bias = ranking.bias
+    bias_table = None
+    if len(bias):
+        bias_table = pd.DataFrame({
+            "estimate": [f"{v:+.4f}" for v in bias["estimate"]],
+            f"{pct}% interval": [f"[{a:+.4f}, {b:+.4f}]"
+                                 for a, b in zip(bias["ci_low"], bias["ci_high"])],
+            "s.e.": [f"{v:.4f}" for v in bias["std_error"]]},
+            index=pd.Index([f"{j}/{n}" for j, n in zip(bias["judge"], bias["name"])],
+                           name="judge/term"))
+    d = ranking.diagnostics
+    facts = [("model", ranking.fit.model),
+             ("k", "-" if ranking.k is None else format_count(ranking.k)),
+             ("items", format_count(ranking.fit.n_items)),
+             ("verdicts", format_count(d.get("n_verdicts", ranking.fit.n_comparisons))),
+             ("judges", ", ".join(map(str, d.get("judges", [])))),
+             ("covariates", ", ".join(d.get("covariates", [])) or "none"),
+             ("first-shown win rate", f"{d.get('first_shown_win_rate', np.nan):.3f}"),
+             ("graph components", format_count(d.get("components", 1))),
+             ("score variance inflation", f"{d.get('score_variance_inflation', 1.0):.2f}"),
+             ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps")]
+    interval = (f"percentiles over {d['bootstrap']['rounds']:,} bootstrap refits on "
+                "resampled verdicts" if boot else "Laplace (normal approximation)")
+    matrix = ranking.win_probability_matrix().iloc[:MATRIX_ITEMS, :MATRIX_ITEMS]
+    return render_html(
+        "ranking.html.j2", title=title, provenance=provenance,
+        board=html_table(board), facts=facts, interval=interval,
+        bias=None if bias_table is None else html_table(bias_table),
+        matrix=figure_data_uri(win_probability_heatmap(matrix)) if len(matrix) > 1 else None,
+        matrix_items=len(matrix))
