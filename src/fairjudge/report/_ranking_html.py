@@ -8,7 +8,7 @@ import pandas as pd
 from fairjudge.report._html import figure_data_uri, html_table, render_html
 from fairjudge.report._plots import win_probability_heatmap
 from fairjudge.report._provenance import Provenance
-from fairjudge.report._tables import format_count
+from fairjudge.report._tables import elo_interval, format_count
 
 #: Items shown in the win-probability matrix (the best ones).
 MATRIX_ITEMS = 20
@@ -22,8 +22,7 @@ def ranking_html(ranking, *, title: str = "fairjudge ranking",
     judge names are escaped by the template."""
     frame = ranking.to_frame()
     pct = int(round(ranking.level * 100))
-    boot = "elo_boot_low" in frame.columns
-    low, high = ("elo_boot_low", "elo_boot_high") if boot else ("elo_ci_low", "elo_ci_high")
+    low, high, interval = elo_interval(ranking)
     board = pd.DataFrame({
         "rank": frame["rank"].astype(int),
         f"rank {pct}%": [f"[{a}, {b}]" for a, b in zip(frame["rank_low"], frame["rank_high"])],
@@ -55,8 +54,6 @@ def ranking_html(ranking, *, title: str = "fairjudge ranking",
              ("graph components", format_count(d.get("components", 1))),
              ("score variance inflation", f"{d.get('score_variance_inflation', 1.0):.2f}"),
              ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps")]
-    interval = (f"percentiles over {d['bootstrap']['rounds']:,} bootstrap refits on "
-                "resampled verdicts" if boot else "Laplace (normal approximation)")
     matrix = ranking.win_probability_matrix().iloc[:MATRIX_ITEMS, :MATRIX_ITEMS]
     return render_html(
         "ranking.html.j2", title=title, provenance=provenance,

@@ -32,6 +32,16 @@ def format_estimate(est, digits: int = 3) -> str:
     return f"{est.estimate:.{digits}f} {interval} n={format_count(est.n)}"
 
 
+def elo_interval(ranking) -> tuple[str, str, str]:
+    """The leaderboard's Elo interval columns and what they are: Arena's bootstrap
+    percentiles when the ranking was bootstrapped, else the Laplace interval."""
+    if "elo_boot_low" in ranking.leaderboard.columns:
+        rounds = ranking.diagnostics["bootstrap"]["rounds"]
+        return ("elo_boot_low", "elo_boot_high",
+                f"percentiles over {rounds:,} bootstrap refits on resampled verdicts")
+    return "elo_ci_low", "elo_ci_high", "Laplace (normal approximation)"
+
+
 def format_mean_se(mean: float, se: float, digits: int = 2) -> str:
     return f"{mean:.{digits}f} ± {se:.{digits}f}"
 

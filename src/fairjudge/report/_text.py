@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fairjudge.report._tables import format_count
+from fairjudge.report._tables import elo_interval, format_count
 
 
 def format_ranking(ranking, *, show: int | None = None) -> str:
@@ -20,8 +20,7 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
     lines.append("")
     shown = frame.head(show)
     pct = int(round(ranking.level * 100))
-    boot = "elo_boot_low" in frame.columns
-    low, high = ("elo_boot_low", "elo_boot_high") if boot else ("elo_ci_low", "elo_ci_high")
+    low, high, interval = elo_interval(ranking)
     width = max([20, *(len(str(item)) for item in shown.index)])
     ranks = [f"[{r.rank_low}, {r.rank_high}]" for r in shown.itertuples()]
     rank_width = max([len(f"rank {pct}%"), *map(len, ranks)])
@@ -40,11 +39,9 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
         lines.append(line)
     if len(frame) > show:
         lines.append(f"      ... {format_count(len(frame) - show)} more items")
-    interval = (f"percentiles over {d['bootstrap']['rounds']:,} bootstrap refits on resampled "
-                "verdicts" if boot else "Laplace")
     lines.append(f"Elo = 1000 + 400/ln 10 x (score - mean score), interval {interval}; s.e. is "
                  "the score's from the average item; rank % is over posterior samples")
-    if boot and d.get("covariates"):
+    if low == "elo_boot_low" and d.get("covariates"):
         lines.append("note: each bootstrap refit keeps the prior that separates bias from "
                      "quality, so these intervals leave that uncertainty out; the Laplace "
                      "intervals (elo_ci_low/high in --json and --out) include it")
