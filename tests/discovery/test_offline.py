@@ -62,7 +62,11 @@ def test_inputs_are_checked():
     with pytest.raises(FairjudgeInputError, match="each side needs at least 5"):
         discover_offline(judge[:20], human[:20])
     with pytest.raises(FairjudgeInputError, match="unknown embedder"):
-        discover_offline(judge, human, embedder="bert")
+        discover_offline(judge, human, embedder="")
+    pytest.importorskip("sentence_transformers")
+    with pytest.raises(FairjudgeInputError, match="could not load the sentence-transformers "
+                                                  "model 'no-such/model'"):
+        discover_offline(judge, human, embedder="no-such/model")
 
 
 def test_the_hashing_embedder_is_stable_and_normalised():

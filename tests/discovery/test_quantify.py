@@ -132,8 +132,9 @@ def test_inputs_are_checked(tmp_path):
     path.write_text(json.dumps({"hubj-inject": {"user": "{{unknown}}"}}))
     with pytest.raises(FairjudgeInputError, match="`unknown`"):
         load_module_templates(path)
-    assert set(load_module_templates()) == {"hubj-criteria", "hubj-inject", "hubj-score",
-                                            "hubj-verify", "hubj-paraphrase"}
+    assert set(load_module_templates()) == {
+        "hubj-extract", "hubj-construct", "hubj-assign", "hubj-criteria", "hubj-inject",
+        "hubj-score", "hubj-verify", "hubj-paraphrase"}
 
 
 def test_the_quantify_command(server, tmp_path, capsys):

@@ -267,3 +267,11 @@ def test_the_winrate_command(tmp_path, capsys):
     assert "controlled for length" in text and "m0" in text
     assert main(["winrate", str(path), "--baseline", "other"]) == 2
     assert "not a baseline" in capsys.readouterr().err
+    html = tmp_path / "w.html"
+    assert main(["winrate", str(path), "--html", str(html)]) == 0
+    page = html.read_text()
+    m0 = out["m0"]
+    for key in ("win_rate", "controlled_win_rate"):  # the figures --json gave, rounded
+        e = m0[key]
+        assert f"{e['estimate']:.1f} [{e['ci_low']:.1f}, {e['ci_high']:.1f}]" in page
+    assert "data:image/png;base64," in page and "controlled for length" in page

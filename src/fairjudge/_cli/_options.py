@@ -132,6 +132,52 @@ def judge_options(*, model_alias: bool = True):
     )
 
 
+def generator_options(*names: str, required: bool = True):
+    """The generator LLM of HUB-J's modules (criteria, rewrites, features, scores): its
+    backend spec under ``names`` (default ``--generator``), API root, key variable and
+    completion budget."""
+    names = names or ("--generator",)
+    return _stack(
+        click.option(*names, "generator", required=required, default=None,
+                     help="The LLM behind the modules, as backend:model (e.g. "
+                          "openai:gpt-4o-mini)."),
+        click.option("--generator-base-url", default=None, help="API root of the generator."),
+        click.option("--generator-api-key-env", default=None,
+                     help="Name of the environment variable holding the generator's key."),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=2048,
+                     show_default=True, help="Completion budget of each generator call."),
+        click.option("--templates", type=click.Path(dir_okay=False), default=None,
+                     help="JSON file overriding module prompts by name (hubj-extract, "
+                          "hubj-construct, hubj-assign, hubj-criteria, hubj-inject, "
+                          "hubj-score, hubj-verify, hubj-paraphrase)."),
+    )
+
+
+def build_generator(params: dict):
+    """The generator backend, its settings and the module templates from
+    :func:`generator_options`."""
+    import inspect
+
+    from fairjudge.discovery import load_module_templates
+    from fairjudge.judges import GenerationSettings, backend_from_spec
+    from fairjudge.judges._base import backend_class
+
+    spec = params["generator"]
+    try:
+        accepted = inspect.signature(backend_class(spec.split(":", 1)[0])).parameters
+    except Exception:  # noqa: BLE001 -- backend_from_spec names an unknown backend below
+        accepted = {}
+    offered = {"base_url": params.get("generator_base_url"),
+               "api_key_env": params.get("generator_api_key_env"),
+               "timeout": params.get("timeout"), "max_connections": params.get("concurrency"),
+               "key_port": not params.get("cache_ignore_port", False)}
+    settings = {k: v for k, v in offered.items()
+                if v is not None and (k in accepted or k in ("base_url", "api_key_env"))}
+    return (backend_from_spec(spec, **settings),
+            GenerationSettings(temperature=0.0, max_tokens=params["max_tokens"]),
+            load_module_templates(params.get("templates")))
+
+
 def run_options():
     """How calls are made: concurrency, limits, retries, the spend cap, the cache."""
     return _stack(

@@ -4,85 +4,204 @@ from __future__ import annotations
 
 import click
 
-from fairjudge._cli._common import check_outputs, echo_json
-from fairjudge._cli._options import json_option, seed_option
+from fairjudge._cli._common import check_outputs, echo_json, input_options, report_provenance
+from fairjudge._cli._exit import ExitCode
+from fairjudge._cli._options import (
+    build_generator,
+    build_run_options,
+    generator_options,
+    json_option,
+    open_cache,
+    run_options,
+    seed_option,
+)
 
 
 @click.command()
 @click.argument("verdicts", type=click.Path(dir_okay=False))
 @click.option("--gold", required=True, type=click.Path(dir_okay=False),
-              help="Human (or objective) labels: item_a, item_b, winner per pair.")
+              help="Human (or objective) labels: item_a, item_b, winner per pair "
+                   "(annotator_agreement optional).")
 @click.option("--items", required=True, type=click.Path(dir_okay=False),
-              help="Item table with the responses' `text`.")
-@click.option("--offline", is_flag=True, required=True,
-              help="Discover without a generator LLM (sentence clusters; the LLM pipeline "
-                   "is not built yet).")
+              help="Item table with the responses' `text` (and `question`, or give "
+                   "--questions).")
+@click.option("--questions", type=click.Path(dir_okay=False), default=None,
+              help="Question table: question_id, question (when the items lack `question`).")
+@click.option("--offline", is_flag=True,
+              help="Discover without a generator LLM (sentence clusters named by TF-IDF).")
+@generator_options("--generator", "--backend", required=False)
 @click.option("--judge", default=None,
               help="Use this judge's disagreement cases (default: the cases every judge "
                    "decides alike against the humans, the paper's consensus set).")
-@click.option("--embedder", type=click.Choice(["hashing", "minilm"]), default="hashing",
-              show_default=True,
-              help="Sentence embedder: built-in hashed TF-IDF, or the offline MiniLM of the "
-                   "`embeddings` extra.")
+@click.option("--embedder", default=None,
+              help="hashing (built in), minilm (offline all-MiniLM-L6-v2, `embeddings` "
+                   "extra) or a local sentence-transformers model [default: hashing offline, "
+                   "minilm with a generator].")
 @click.option("--clusters", type=click.IntRange(min=2), default=20, show_default=True,
-              help="k-means clusters of sentences.")
+              help="k-means clusters (M: of sentences offline, of features per iteration).")
 @click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Factors kept (the clusters leaning most to judge-preferred responses).")
+              help="Factors kept (K).")
+@click.option("--proposals", type=click.IntRange(min=1), default=None,
+              help="Factors G_construct proposes per iteration [default: 2K].")
+@click.option("--similarity-threshold", type=click.FloatRange(0, 1, min_open=True),
+              default=0.7, show_default=True,
+              help="tau: a proposed factor this similar to a pooled one is dropped.")
+@click.option("--coverage", type=click.FloatRange(0, 1, min_open=True), default=0.8,
+              show_default=True, help="rho: stop once the factors cover this share of "
+                                      "features.")
+@click.option("--iterations", type=click.IntRange(min=1), default=3, show_default=True,
+              help="T: iterations at most.")
+@click.option("--no-reference", is_flag=True,
+              help="Skip scoring the pre-discovered factors of Table 5 (no novelty analysis).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="Write the factors (terms, examples, mean delta, p, centroid) as JSON.")
+              help="Write the factors (definitions, criteria, mean delta, p) as JSON.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write an HTML report (factor table, novelty heatmap, pipeline).")
+@run_options()
 @seed_option
 @json_option
-def discover(verdicts, gold, items, offline, judge, embedder, clusters, top_k, out, seed,
-             as_json):
+def discover(verdicts, gold, items, questions, offline, judge, embedder, clusters, top_k,
+             proposals, similarity_threshold, coverage, iterations, no_reference, out,
+             html_path, **params):
     """Find candidate bias factors in VERDICTS: what the responses judges prefer against
-    the humans have more of, validated on held-out cases [hubj-bias-discovery §3.2]."""
+    the humans have, validated on held-out cases [hubj-bias-discovery §3.2, Algorithm 1].
+    With --generator (or --backend) an LLM extracts features, proposes and assigns factors
+    and scores responses; with --offline sentence clusters stand for them."""
     import json
 
     from fairjudge._util._files import atomic_write
     from fairjudge.audit import load_gold
-    from fairjudge.data import load_items, load_verdicts
-    from fairjudge.discovery import discover_offline, human_agreement
+    from fairjudge.data import load_items, load_verdicts, read_table
+    from fairjudge.discovery import disagreement_cases, human_agreement
 
-    check_outputs({"--out": out}, {"VERDICTS": verdicts, "--gold": gold, "--items": items},
-                  tables=False)
+    if offline == bool(params.get("generator")):
+        raise click.UsageError("give either --offline or --generator (alias --backend) SPEC")
+    check_outputs({"--out": out, "--html": html_path},
+                  {"VERDICTS": verdicts, "--gold": gold, "--items": items,
+                   "--questions": questions, **input_options(params)}, tables=False)
     table, labels, item_table = load_verdicts(verdicts), load_gold(gold), load_items(items)
     if "text" not in item_table.columns:
         raise click.BadParameter("the item table needs a `text` column", param_hint="--items")
     sets = human_agreement(table, labels)
-    cases = (sets.disagreement(judge) if judge is not None
-             else sets.consensus_disagreement())
+    chosen = (sets.disagreement(judge) if judge is not None
+              else sets.consensus_disagreement())
     which = f"judge {judge}" if judge is not None else \
         f"all {len(sets.judges)} judges alike (consensus)"
-    click.echo(f"{len(cases)} disagreement cases ({which}); set aside per judge: " + ", ".join(
+    click.echo(f"{len(chosen)} disagreement cases ({which}); set aside per judge: " + ", ".join(
         f"{j} {int(row.drop(['agree', 'disagree'], errors='ignore').sum())}"
         for j, row in sets.counts().iterrows()), err=True)
+    if offline:
+        result = _offline(chosen, item_table, clusters, top_k, embedder or "hashing",
+                          params["seed"])
+    else:
+        question_table = None
+        if questions:
+            question_table = read_table(questions)
+            if "question_id" in question_table.columns:
+                question_table = question_table.set_index(
+                    question_table["question_id"].astype(str))
+        cases = disagreement_cases(chosen, item_table, question_table)
+        result = _with_generator(cases, params, embedder or "minilm", clusters, top_k,
+                                 proposals, similarity_threshold, coverage, iterations,
+                                 no_reference)
+        if result is None:
+            return ExitCode.SPEND_CAP
+    if out:
+        with atomic_write(out) as handle:
+            json.dump(result.to_dict(), handle, indent=1, default=str)
+    if html_path:
+        from fairjudge.report import discovery_html
+
+        html = discovery_html(result, provenance=report_provenance(
+            verdicts, gold, items, questions, seed=params["seed"]))
+        with atomic_write(html_path) as handle:
+            handle.write(html)
+    if params["as_json"]:
+        echo_json(result.to_dict())
+        return
+    _print(result)
+    for path in (out, html_path):
+        if path:
+            click.echo(f"wrote {path}")
+
+
+def _offline(chosen, item_table, clusters, top_k, embedder, seed):
+    from fairjudge.discovery import discover_offline
+
     text = item_table["text"].astype(str)
-    preferred = [r.item_a if r.judge_pick == "a" else r.item_b for r in cases.itertuples()]
-    human = [r.item_a if r.human == "a" else r.item_b for r in cases.itertuples()]
+    preferred = [r.item_a if r.judge_pick == "a" else r.item_b for r in chosen.itertuples()]
+    human = [r.item_a if r.human == "a" else r.item_b for r in chosen.itertuples()]
     missing = [i for i in preferred + human if i not in text.index]
     if missing:
         raise click.BadParameter(f"item {missing[0]!r} has no text", param_hint="--items")
     # Cases of one question go to the same side of the calibration/test split.
     groups = (item_table["question_id"].reindex(preferred).astype(str).tolist()
               if "question_id" in item_table.columns else None)
-    result = discover_offline(text.loc[preferred].tolist(), text.loc[human].tolist(),
-                              n_clusters=clusters, top_k=top_k, embedder=embedder,
-                              groups=groups, rng=seed)
-    if out:
-        with atomic_write(out) as handle:
-            json.dump(result.to_dict(), handle, indent=1)
-    if as_json:
-        echo_json({k: v for k, v in result.to_dict().items()})
-        return
-    click.echo(f"{len(result.factors)} candidate factors from {result.n_calibration} cases, "
-               f"validated on {result.n_test} held-out cases ({result.embedder} embeddings); "
-               "mean delta = score(judge-preferred) - score(human-preferred); one-sided p, "
-               "Holm-adjusted over the factors")
-    for f in result.factors:
-        e = f.mean_delta
-        click.echo(f"  {f.name:<40} mean delta {e.estimate:+.3f} [{e.ci_low:+.3f}, "
-                   f"{e.ci_high:+.3f}]  p {f.p_adjusted:.3g}  e.g. {f.examples[0][:60]!r}")
+    return discover_offline(text.loc[preferred].tolist(), text.loc[human].tolist(),
+                            n_clusters=clusters, top_k=top_k, embedder=embedder,
+                            groups=groups, rng=seed)
+
+
+def _with_generator(cases, params, embedder, clusters, top_k, proposals, threshold,
+                    coverage, iterations, no_reference):
+    """Algorithm 1 with the generator LLM; None when the spend cap stopped it."""
+    from fairjudge.discovery import PRE_DISCOVERED, identify
+    from fairjudge.discovery._modules import SpendCapStop
+    from fairjudge.judges import RunReport
+
+    generator, settings, templates = build_generator(params)
+    cache, cache_path = open_cache(params)
+    report = RunReport()
+    try:
+        result = identify(cases, generator, cache=cache,
+                          options=build_run_options(params, progress_default=False),
+                          report=report, embedder=embedder, top_k=top_k,
+                          proposals=proposals, clusters=clusters,
+                          similarity_threshold=threshold, coverage=coverage,
+                          iterations=iterations,
+                          reference_factors=() if no_reference else PRE_DISCOVERED,
+                          templates=templates, generator_settings=settings,
+                          rng=params["seed"])
+    except SpendCapStop as stop:
+        click.echo(f"error: {stop}", err=True)
+        return None
+    finally:
+        cache.close()
+    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
+    return result
+
+
+def _print(result) -> None:
+    from fairjudge.discovery import Identification
+
+    if isinstance(result, Identification):
+        click.echo(f"{len(result.factors)} factors from the features of "
+                   f"{result.n_calibration} cases ({len(result.features)} features, "
+                   f"{result.history['iteration'].max()} iterations, final coverage "
+                   f"{result.history['coverage'].iloc[-1]:.0%}), validated on {result.n_test} "
+                   "held-out cases; mean delta = G_score(judge-preferred) - "
+                   "G_score(human-preferred) on 1-5, one-sided p Holm-adjusted")
+        rows = [("", f) for f in result.factors] + [("reference ", f) for f in result.baselines]
+        for tag, f in rows:
+            e = f.mean_delta
+            click.echo(f"  {tag + f.name:<40} mean delta {e.estimate:+.3f} [{e.ci_low:+.3f}, "
+                       f"{e.ci_high:+.3f}]  p {f.p_adjusted:.3g}  n {e.n}")
+        failed = {k: v for k, v in result.failures.items() if v}
+        if failed:
+            click.echo("calls without a usable reply after re-asks (left out): " + ", ".join(
+                f"{k} {v}" for k, v in failed.items()))
+        if result.novelty is not None:
+            click.echo("novelty (Pearson r of delta with the pre-discovered factors):")
+            click.echo(result.novelty.round(2).to_string())
+    else:
+        click.echo(f"{len(result.factors)} candidate factors from {result.n_calibration} "
+                   f"cases, validated on {result.n_test} held-out cases ({result.embedder} "
+                   "embeddings); mean delta = score(judge-preferred) - score(human-preferred); "
+                   "one-sided p, Holm-adjusted over the factors")
+        for f in result.factors:
+            e = f.mean_delta
+            click.echo(f"  {f.name:<40} mean delta {e.estimate:+.3f} [{e.ci_low:+.3f}, "
+                       f"{e.ci_high:+.3f}]  p {f.p_adjusted:.3g}  e.g. {f.examples[0][:60]!r}")
     if not any(f.p_adjusted < 0.05 for f in result.factors):
         click.echo("no factor is significant at 0.05 on the held-out cases")
-    if out:
-        click.echo(f"wrote {out}")
+

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fairjudge._cli._common import check_outputs, echo_json
+from fairjudge._cli._common import check_outputs, echo_json, report_provenance
 from fairjudge._cli._options import json_option
 
 
@@ -45,9 +45,11 @@ def _is_alpacaeval(path: str) -> bool:
               help="Level of every interval.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the per-model table (.csv, .jsonl or .parquet).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the win-rate decomposition as an HTML report.")
 @json_option
 def winrate(source, baseline, items, control, no_standardize, paper_stage_one, level, out,
-            as_json):
+            html_path, as_json):
     """Raw and controlled win rates of every model in SOURCE against --baseline.
 
     SOURCE is an AlpacaEval annotation file (JSON list with instruction, output_1,
@@ -60,6 +62,7 @@ def winrate(source, baseline, items, control, no_standardize, paper_stage_one, l
     from fairjudge.winrate import load_alpacaeval, preferences_from_verdicts, win_rates
 
     check_outputs({"--out": out}, {"SOURCE": source, "--items": items})
+    check_outputs({"--html": html_path}, {"SOURCE": source, "--items": items}, tables=False)
     if _is_alpacaeval(source):
         if control != "length":
             raise click.BadParameter("AlpacaEval files carry one control: length",
@@ -85,6 +88,13 @@ def winrate(source, baseline, items, control, no_standardize, paper_stage_one, l
                        cross_fit=not paper_stage_one)
     if out:
         write_table(result.table.reset_index(), out)
+    if html_path:
+        from fairjudge._util._files import atomic_write
+        from fairjudge.report import winrate_html
+
+        with atomic_write(html_path) as handle:
+            handle.write(winrate_html(result, baseline=baseline, provenance=report_provenance(
+                source, items, seed=None)))
     if as_json:
         echo_json(result.to_dict())
         return
@@ -107,8 +117,9 @@ def winrate(source, baseline, items, control, no_standardize, paper_stage_one, l
     if not result.query_effects and len(result.estimates) == 1:
         click.echo("one model only: the query effect (instruction difficulty) is dropped, "
                    "since one model cannot tell it from noise")
-    if out:
-        click.echo(f"wrote {out}")
+    for path in (out, html_path):
+        if path:
+            click.echo(f"wrote {path}")
 
 
 def _cell(estimate) -> str:

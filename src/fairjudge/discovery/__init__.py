@@ -14,6 +14,16 @@ check and a placebo paraphrase. The bias-controlled win rate of §3.4 is
 :mod:`fairjudge.winrate`.
 """
 
+from fairjudge.discovery._identify import (
+    Identification,
+    IdentifiedFactor,
+    factor_column,
+    identify,
+    identify_async,
+    score_items,
+    score_items_async,
+)
+from fairjudge.discovery._modules import PRE_DISCOVERED
 from fairjudge.discovery._offline import (
     Factor,
     HashingEmbedder,
@@ -40,6 +50,7 @@ from fairjudge.discovery._sets import (
     SET_ASIDE,
     HumanAgreement,
     Splits,
+    disagreement_cases,
     human_agreement,
     split_sets,
 )
@@ -49,8 +60,10 @@ from fairjudge.discovery._templates import (
     load_module_templates,
 )
 
-__all__ = ["AGREE", "DISAGREE", "LEVELS", "MODULE_TEMPLATES", "SET_ASIDE", "BiasFactor",
-           "discover_offline", "Factor", "FactorQuantification", "HashingEmbedder",
+__all__ = ["AGREE", "DISAGREE", "LEVELS", "MODULE_TEMPLATES", "PRE_DISCOVERED", "SET_ASIDE",
+           "BiasFactor", "disagreement_cases", "discover_offline", "factor_column",
+           "Identification", "IdentifiedFactor", "identify", "identify_async",
+           "score_items", "score_items_async", "Factor", "FactorQuantification", "HashingEmbedder",
            "human_agreement", "HumanAgreement", "load_factor_definitions", "load_factors",
            "load_module_templates", "LoadedFactors", "minilm_embedder", "ModuleTemplate",
            "OfflineDiscovery", "Quantification", "quantify", "quantify_async", "sentences",

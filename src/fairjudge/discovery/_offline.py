@@ -31,11 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.cluster.vq import kmeans2
 
 from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.discovery._validate import mean_delta_test, split_by_group
 from fairjudge.stats import Estimate
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -285,20 +285,7 @@ def discover_offline(judge_texts, human_texts, *, n_clusters: int = 20, top_k: i
             f"offline discovery needs at least 10 disagreement cases (5 or more to validate "
             f"on); got {len(judge_texts)}")
     generator = as_generator(rng)
-    labels_of_case = (np.arange(len(judge_texts)) if groups is None
-                      else pd.factorize(pd.Series(list(groups), dtype=object))[0])
-    if len(labels_of_case) != len(judge_texts):
-        raise FairjudgeInputError("give one group label per case")
-    unique = generator.permutation(np.unique(labels_of_case))
-    in_calibration = np.isin(labels_of_case,
-                             unique[:int(round(calibration_share * len(unique)))])
-    calibration, test = np.flatnonzero(in_calibration), np.flatnonzero(~in_calibration)
-    cut = len(calibration)
-    if len(test) < 5 or cut < 5:
-        raise FairjudgeInputError(
-            f"{len(judge_texts)} disagreement cases split {cut} to find factors and {len(test)} to "
-            f"validate them; each side needs at least 5 (about 25 cases at a "
-            f"{calibration_share:.0%} split)")
+    calibration, test = split_by_group(len(judge_texts), groups, calibration_share, generator)
     corpus, owner, side, per_response = [], [], [], {}
     for case in calibration:
         shared = set(sentences(judge_texts[case])) & set(sentences(human_texts[case]))
@@ -333,19 +320,12 @@ def discover_offline(judge_texts, human_texts, *, n_clusters: int = 20, top_k: i
              - _scores(test_human, centroids[chosen], embed))
     factors = []
     for column, c in enumerate(chosen):
-        d = delta[:, column]
-        mean, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
-        t_crit = stats.t.ppf(0.5 + level / 2, len(d) - 1)
-        # One-sided: a bias factor is one the judge-preferred responses have more of.
-        p = (float(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue) if se > 0
-             else float(mean <= 0))
+        mean_delta, p = mean_delta_test(delta[:, column], level)
         members = np.flatnonzero(labels == c)
         nearest = members[np.argsort(-(vectors[members] @ centroids[c]))[:3]]
-        low, high = mean - t_crit * se, mean + t_crit * se
         factors.append(Factor(
             " / ".join(names[c][:3]), tuple(names[c]), tuple(corpus[i] for i in nearest),
-            int(len(members)), float(lean[c]),
-            Estimate(mean, low, high, len(d), level, "paired t"), p, centroids[c]))
+            int(len(members)), float(lean[c]), mean_delta, p, centroids[c]))
     if factors:
         from dataclasses import replace
 
@@ -382,14 +362,52 @@ def _kmeans(vectors: np.ndarray, k: int, generator) -> tuple[np.ndarray, np.ndar
 
 
 def _embedder(spec, corpus):
+    """The embedder ``spec`` names: "hashing" (fitted on ``corpus``), "minilm", any other
+    string a sentence-transformers model (a local path or a model already in the cache:
+    nothing is downloaded here), or a callable as it is."""
     if callable(spec) and not isinstance(spec, str):
         return spec
     if spec == "hashing":
         return HashingEmbedder().fit(corpus)
     if spec == "minilm":
         return minilm_embedder()
-    raise FairjudgeInputError(f"unknown embedder {spec!r}; choose hashing or minilm, or pass a "
-                              "function")
+    if isinstance(spec, str) and spec:
+        return sentence_transformer_embedder(spec)
+    raise FairjudgeInputError(f"unknown embedder {spec!r}; choose hashing, minilm or a "
+                              "sentence-transformers model, or pass a function")
+
+
+def sentence_transformer_embedder(name: str):
+    """Any sentence-transformers model by local path or by the name of a model already in
+    the Hugging Face cache (``embeddings`` extra), normalised. Nothing is downloaded.
+
+    Raises
+    ------
+    FairjudgeInputError
+        When the model cannot be loaded.
+    """
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as err:
+        raise ImportError(f"embedder {name!r} needs pip install 'fairjudge[embeddings]' "
+                          f"(sentence-transformers): {err}") from None
+    try:
+        # local_files_only: a model is never downloaded at run time.
+        model = SentenceTransformer(name, device="cpu", local_files_only=True)
+    except Exception as err:  # noqa: BLE001 -- any loader failure is the same user error
+        raise FairjudgeInputError(
+            f"could not load the sentence-transformers model {name!r} ({type(err).__name__}: "
+            f"{str(err)[:200]}); give a local model directory, a model already in the "
+            "Hugging Face cache, or --embedder minilm / hashing") from None
+
+    def embed(texts):
+        return np.asarray(model.encode(list(texts), normalize_embeddings=True,
+                                       show_progress_bar=False), dtype=float)
+
+    embed.name = name
+    embed.fit = lambda texts: embed
+    embed.state = lambda: {"kind": "sentence-transformers", "model": name}
+    return embed
 
 
 def _class_terms(clusters: list[list[str]], top: int = 5) -> list[list[str]]:
@@ -467,11 +485,19 @@ def load_factors(source, *, p_max: float | None = 0.05) -> LoadedFactors:
     if not isinstance(data, dict) or not isinstance(data.get("factors"), list):
         raise FairjudgeInputError(f"{where}: expected the JSON `fairjudge discover --out` "
                                   "writes (an object with `factors`)")
+    if data.get("method") == "llm":
+        raise FairjudgeInputError(
+            f"{where}: these factors were found by the LLM pipeline and are scored by "
+            "G_score, a generator call per response; score the items with "
+            "fairjudge.discovery.score_items (or `fairjudge discover --score-items`) and rank "
+            "with the scores as covariates")
     state = data.get("embedder_state") or {}
     if state.get("kind") == "hashing":
         embedder = HashingEmbedder.from_state(state)
     elif state.get("kind") == "minilm":
         embedder = minilm_embedder()
+    elif state.get("kind") == "sentence-transformers":
+        embedder = sentence_transformer_embedder(state["model"])
     else:
         raise FairjudgeInputError(f"{where}: the embedder the factors were found with is not "
                                   "recorded, so they cannot score new texts")

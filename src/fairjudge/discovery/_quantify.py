@@ -31,34 +31,14 @@ import pandas as pd
 
 from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.discovery._modules import LEVELS, BiasFactor, ModuleCaller, check_factors
 from fairjudge.discovery._templates import load_module_templates
-from fairjudge.judges import (
-    GenerationSettings,
-    JudgeRequest,
-    RunOptions,
-    RunReport,
-    execute_requests,
-    generate_structured,
-)
+from fairjudge.judges import GenerationSettings, RunOptions, RunReport
 from fairjudge.stats import Estimate
 from fairjudge.stats._agreement import wilson_interval
 
-LEVELS = (1, 2, 3, 4, 5)
-_CRITERIA_SCHEMA = {
-    "type": "object", "required": ["likert_criteria"],
-    "properties": {"likert_criteria": {
-        "type": "object", "required": [str(level) for level in LEVELS],
-        "properties": {str(level): {"type": "string", "minLength": 1} for level in LEVELS}}}}
 _VERIFY_SCHEMA = {"type": "object", "required": ["same_answer"],
                   "properties": {"same_answer": {"type": "boolean"}}}
-
-
-@dataclass(frozen=True)
-class BiasFactor:
-    """A bias factor to quantify: a name and a definition (what G_crit and G_inj read)."""
-
-    name: str
-    definition: str
 
 
 @dataclass(frozen=True)
@@ -168,7 +148,7 @@ async def quantify_async(factors, cases: pd.DataFrame, judge, generator, *, cach
     from fairjudge.data import load_pairs
     from fairjudge.strategies import get_strategy, judge_pairs_async
 
-    factors = [f if isinstance(f, BiasFactor) else BiasFactor(*f) for f in factors]
+    factors = check_factors(factors)
     cases = _checked_cases(cases)
     if len(cases) < calibration + 5:
         raise FairjudgeInputError(f"{len(cases)} agreement cases leave fewer than 5 held out "
@@ -177,30 +157,13 @@ async def quantify_async(factors, cases: pd.DataFrame, judge, generator, *, cach
         raise FairjudgeInputError(f"strategy {strategy!r} does not score an order-inconsistent "
                                   "pair as a tie; quantification needs S1 or S8 (both orders, "
                                   "y = 0.5 when they disagree)")
-    templates = load_module_templates() if templates is None else templates
     report = report if report is not None else RunReport()
+    modules = ModuleCaller(generator, load_module_templates() if templates is None
+                           else templates, cache, options, report, generator_settings)
     order = as_generator(rng).permutation(len(cases))
     cases = cases.iloc[order].reset_index(drop=True)
     cal = np.arange(calibration)
     test = np.arange(calibration, len(cases))
-
-    async def structured(template, values_list, schema):
-        prompts = [template.render(**values) for values in values_list]
-        return await generate_structured(generator, prompts, schema, cache=cache,
-                                         options=options, report=report,
-                                         settings=generator_settings,
-                                         template=template.name,
-                                         template_version=template.version)
-
-    async def rewrite(template, values_list):
-        requests = [JudgeRequest(messages=template.render(**values),
-                                 settings=generator_settings, template=template.name,
-                                 template_version=template.version, kind="generate")
-                    for values in values_list]
-        results = await execute_requests(generator, requests, cache=cache, options=options,
-                                         report=report)
-        return [None if r is None or not r.completion.text.strip()
-                else r.completion.text.strip() for r in results]
 
     async def flips(positions, rewrites, tag):
         """y per position: 1 = the judge picked the rewrite, 0 = r+, 0.5 = a tie or an
@@ -225,26 +188,18 @@ async def quantify_async(factors, cases: pd.DataFrame, judge, generator, *, cach
         return y
 
     async def injected(factor, criteria, level, positions):
-        rewrites = await rewrite(templates["hubj-inject"], [
+        rewrites = await modules.text("hubj-inject", [
             {"bias_name": factor.name, "definition": factor.definition,
              "criterion": criteria[level], "question": cases["question"].iloc[i],
              "answer": cases["rejected"].iloc[i]} for i in positions])
         checks = None
         if verify:
-            rewrites, checks = await _verified(structured, templates["hubj-verify"], cases,
-                                               positions, rewrites)
+            rewrites, checks = await _verified(modules, cases, positions, rewrites)
         return rewrites, checks
 
     out = []
     for factor in factors:
-        crit = (await structured(templates["hubj-criteria"],
-                                 [{"bias_name": factor.name, "definition": factor.definition}],
-                                 _CRITERIA_SCHEMA))[0]
-        if not crit.ok:
-            raise FairjudgeInputError(f"G_crit gave no usable criteria for {factor.name!r} "
-                                      f"after its re-asks: {'; '.join(crit.errors)}")
-        criteria = {int(k): v for k, v in crit.value["likert_criteria"].items()
-                    if k.isdigit() and int(k) in LEVELS}
+        criteria = await modules.criteria(factor)
         rows, checks_by_level = [], {}
         # Algorithm 2: every level on the calibration cases only...
         for level in LEVELS:
@@ -267,7 +222,7 @@ async def quantify_async(factors, cases: pd.DataFrame, judge, generator, *, cach
         rho = _rate(await flips(test, rewrites, f"{factor.name}@{level_star}"))
         control = None
         if placebo:
-            paraphrases = await rewrite(templates["hubj-paraphrase"], [
+            paraphrases = await modules.text("hubj-paraphrase", [
                 {"question": cases["question"].iloc[i], "answer": cases["rejected"].iloc[i]}
                 for i in test])
             control = _rate(await flips(test, paraphrases, "placebo"))
@@ -309,12 +264,12 @@ def _check_counts(checks) -> dict:
             "verifier_failed": checks.count("failed")}
 
 
-async def _verified(structured, template, cases, positions, rewrites):
+async def _verified(modules, cases, positions, rewrites):
     """The rewrites the verifier finds answer-preserving (the others become None), and per
     rewrite checked its outcome: ``"kept"``, ``"changed"`` or ``"failed"`` (no usable
     verifier reply: left out, and not counted as a changed answer)."""
     checked = [j for j, text in enumerate(rewrites) if text is not None]
-    results = await structured(template, [
+    results = await modules.structured("hubj-verify", [
         {"question": cases["question"].iloc[positions[j]],
          "original": cases["rejected"].iloc[positions[j]], "rewritten": rewrites[j]}
         for j in checked], _VERIFY_SCHEMA)

@@ -220,3 +220,68 @@ def split_sets(disagreement: pd.DataFrame, agreement: pd.DataFrame, *,
     return Splits(dis.iloc[:cut].reset_index(drop=True), dis.iloc[cut:].reset_index(drop=True),
                   agr.iloc[:min(agreement_calibration, end)].reset_index(drop=True),
                   agr.iloc[min(agreement_calibration, end):end].reset_index(drop=True))
+
+
+def disagreement_cases(cases: pd.DataFrame, items: pd.DataFrame,
+                       questions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The texts of disagreement cases, as :func:`~fairjudge.discovery.identify` reads them.
+
+    Parameters
+    ----------
+    cases : pandas.DataFrame
+        Rows of :meth:`HumanAgreement.disagreement` or
+        :meth:`HumanAgreement.consensus_disagreement` (``pair_id``, ``item_a``, ``item_b``,
+        ``human``, ``judge_pick``).
+    items : pandas.DataFrame
+        Indexed by item id, with the responses' ``text``; its ``question`` column (or
+        ``questions`` by the items' ``question_id``) gives each case's question.
+    questions : pandas.DataFrame, optional
+        Indexed by ``question_id`` with a ``question`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``id``, ``question``, ``response_a``, ``response_b``, ``human``, ``judge_pick`` and
+        ``group`` (the question id, or the question: cases of one question stay on one side
+        of a split).
+
+    Raises
+    ------
+    FairjudgeInputError
+        For an item without text, or a case whose question cannot be found.
+    """
+    if "text" not in items.columns:
+        raise FairjudgeInputError("the item table needs a `text` column (the responses)")
+    index = items.index.astype(str)
+    text = pd.Series(items["text"].astype(str).to_numpy(), index=index)
+    for column in ("item_a", "item_b"):
+        missing = ~cases[column].astype(str).isin(index)
+        if missing.any():
+            raise FairjudgeInputError(f"item {cases[column][missing].iloc[0]!r} has no text in "
+                                      "the item table")
+    first = cases["item_a"].astype(str)
+    question_id = (pd.Series(items["question_id"].astype(str).to_numpy(), index=index)
+                   .reindex(first).to_numpy() if "question_id" in items.columns else None)
+    if "question" in items.columns:
+        question = pd.Series(items["question"].astype(str).to_numpy(), index=index)
+        asked = question.reindex(first).to_numpy()
+    elif questions is not None and question_id is not None:
+        if "question" not in questions.columns:
+            raise FairjudgeInputError("the questions table needs a `question` column")
+        lookup = pd.Series(questions["question"].astype(str).to_numpy(),
+                           index=questions.index.astype(str))
+        unknown = ~pd.Index(question_id).isin(lookup.index)
+        if unknown.any():
+            raise FairjudgeInputError(f"question {question_id[unknown][0]!r} of item "
+                                      f"{first.iloc[int(np.flatnonzero(unknown)[0])]!r} is not "
+                                      "in the questions table")
+        asked = lookup.reindex(question_id).to_numpy()
+    else:
+        raise FairjudgeInputError("the cases need their questions: give the item table a "
+                                  "`question` column, or a questions table by `question_id`")
+    return pd.DataFrame({
+        "id": cases["pair_id"].astype(str).to_numpy(), "question": asked,
+        "response_a": text.reindex(first).to_numpy(),
+        "response_b": text.reindex(cases["item_b"].astype(str)).to_numpy(),
+        "human": cases["human"].to_numpy(), "judge_pick": cases["judge_pick"].to_numpy(),
+        "group": question_id if question_id is not None else asked})

@@ -8,7 +8,12 @@ response cannot close its own section. The version enters every cache key: chang
 a prompt's text changes. A user overrides a template with a JSON file
 ``{"name": {"version": ..., "system": ..., "user": ...}}`` (:func:`load_module_templates`).
 
-The criteria (G_crit), injection (G_inj) and scoring (G_score) prompts are the paper's.
+The feature extraction (G_extract), factor proposal (G_construct), assignment (G_assign),
+criteria (G_crit), injection (G_inj) and scoring (G_score) prompts are the paper's. Two
+additions to G_assign, because §3.2 lets it abstain but its prompt shows no way to: the
+factors are numbered from 1 and 0 means "none of them"; and the answer is asked as an
+integer (the paper's example shows an empty string). Features and earlier factors are
+LLM output that can carry text copied from a response, so they are fenced like responses.
 The answer-preservation verifier and the placebo paraphrase are fairjudge's: the paper
 reports an answer-change rate (Fig. 4) without giving its prompt, and names no placebo.
 """
@@ -24,9 +29,11 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._prompts import fence_text
 from fairjudge.judges._types import Message
 
-_FIELD = re.compile(r"\{\{([a-z_]+)\}\}")
+_FIELD = re.compile(r"\{\{([a-z][a-z_0-9]*)\}\}")
 #: Fields holding outside text (fenced when rendered).
-SHOWN_FIELDS = frozenset({"question", "answer", "response", "original", "rewritten"})
+SHOWN_FIELDS = frozenset({"question", "answer", "response", "original", "rewritten",
+                          "response_1", "response_2", "feature", "feature_examples",
+                          "prev_factors"})
 
 
 @dataclass(frozen=True)
@@ -167,8 +174,89 @@ _PARAPHRASE = ModuleTemplate(
     "sentences. Output only the paraphrased response.\n\n# Instruction\n{{question}}\n\n"
     "# Response\n{{answer}}\n\n# Paraphrased response")
 
+_EXTRACT = ModuleTemplate(
+    "hubj-extract", "1", "",
+    "You are given a case where a human evaluator and an LLM judge evaluated two responses "
+    "to a query and disagreed on which response is better.\n\nThe human label is treated as "
+    "the ground truth. The LLM judge's disagreement therefore reflects a potential "
+    "systematic bias.\n\nYour task is to extract interpretable features that explain why "
+    "the LLM judge may have been biased toward its choice, causing it to deviate from the "
+    "human ground truth.\n\nInputs:\n\n- Original user query\n- r1 (Response 1) and r2 "
+    "(Response 2)\n- human_label: what the human preferred (\"r1\", \"r2\", or \"tie\")\n"
+    "- model_chose: what the LLM judge chose (\"r1\", \"r2\", or \"tie\")\n\nThese always "
+    "disagree. Your goal is to find features in the response pairs that may have unfairly "
+    "swayed the LLM judge away from the human's judgment.\n\nIMPORTANT:\n\n- Focus on "
+    "features that explain the gap between human judgment and LLM judgment, not just general "
+    "quality differences.\n- Also consider whether the judge may prefer answers that sound "
+    "more expert, more scientific, more emotional, more supportive, more professional, more "
+    "teacher-like, more friend-like, more neutral, more experienced, or more number-heavy.\n"
+    "- Avoid vague labels like \"better quality\", \"more helpful\", \"clearer\", \"better "
+    "written\", or \"more structured\".\n- Avoid near-duplicate features unless they are "
+    "clearly distinct.\n- Make sure the feature names are interpretable and easy to "
+    "understand. A human should be able to understand them when they see it.\n\nFor each "
+    "feature:\n\n1) feature_name: short, interpretable feature label\n2) reason: how this "
+    "specific feature likely caused the LLM judge to deviate from the human label in this "
+    "case\n3) definition: 1-2 sentence general definition of this bias pattern in "
+    "LLM-as-Judge contexts\n\nReturn STRICT JSON only in this exact format:\n\n"
+    '{"features": [{"feature_name": "", "reason": "", "definition": ""}], '
+    '"definitions": {"feature_name_1": "definition ...", "feature_name_2": '
+    '"definition ..."}}\n\nOriginal user query:\n\n{{question}}\n\nr1 (Response 1):\n\n'
+    "{{response_1}}\n\nr2 (Response 2):\n\n{{response_2}}\n\nHuman preferred: "
+    "{{human_label}}\n\nLLM judge chose: {{model_chose}}")
+
+_CONSTRUCT = ModuleTemplate(
+    "hubj-construct", "1", "",
+    "You are an expert in analyzing LLM-as-a-judge behavior and organizing extracted bias "
+    "features into high-level, interpretable factors.\n\nYOUR TASK: Identify EXACTLY "
+    "{{num_factors}} meaningful, high-level bias factors that cause LLM judges to disagree "
+    "with human evaluators.\n\nEach factor should represent a distinct, human-readable bias "
+    "pattern that can organize multiple related features into one coherent category.\n\nThe "
+    "goal is to propose factors that are:\n\n- interpretable (The name itself must be "
+    "understandable immediately to a human reader.)\n- diverse and unique\n- distinctive and "
+    "not related to each other\n\nIMPORTANT:\n\n- Focus on creating distinct, "
+    "non-overlapping bias factors.\n- Make sure the factors are strictly NOT RELATED to each "
+    "other.\n- They should NOT be similar to each other. Do not propose multiple factors that "
+    "are close paraphrases of each other.\n- Avoid overconcentrating on only structural, "
+    "semantic, or clarity-related dimensions.\n- Make sure the factor names are "
+    "interpretable and easy to understand. A human should be able to understand them when "
+    "they see it.\n- Each factor should be broad enough to group multiple related features, "
+    "but specific enough to remain interpretable.\n- Do not write definitions in the form of "
+    "\"LLM judges prefer...\" or \"LLMs tend to prefer...\".\n- Instead, write definitions "
+    "in a generalized style, beginning with phrases such as \"The tendency to favor...\", \"A "
+    "pattern where...\", or \"The tendency for responses with...\".\n\nRESPONSE FORMAT:\n\n"
+    "Return a JSON object with the following structure:\n\n"
+    '{"factors": [{"name": "FactorName", "definition": "A clear, concise definition of this '
+    'factor and how it influences the judge."}]}\n\nProvide EXACTLY {{num_factors}} '
+    "factors.\n\nFeature Examples:\n{{feature_examples}}\n\nPrevious Factors:\n"
+    "{{prev_factors}}")
+
+_ASSIGN = ModuleTemplate(
+    "hubj-assign", "1", "",
+    "Your task is to assign a specific LLM bias feature to the most appropriate high-level "
+    "bias factor category.\n\nNote: These features were extracted from cases of human-model "
+    "disagreement, where an LLM judge's choice diverged from a human evaluator's ground-truth "
+    "label. They explain the specific characteristics that influenced the LLM judge to "
+    "choose differently from the human label, resulting in a biased evaluation.\n\nThe "
+    "available bias factors were generated through an analysis of these systematic "
+    "vulnerabilities to create meaningful, orthogonal categories that capture the "
+    "fundamental biases exhibited by LLM judges.\n\nSYSTEMATIC ASSIGNMENT PROCESS:\n\n"
+    "1. Identify the systematic bias or heuristic described in the feature.\n2. Extract the "
+    "MAIN mechanism causing the LLM to diverge from human preference.\n3. Match this to the "
+    "bias factor that BEST characterizes this specific blind spot.\n4. Verify that this "
+    "factor accurately captures the CORE BIAS being exposed.\n\nGUIDELINES:\n\n- Assign "
+    "the feature to the bias factor that best explains why the LLM judged the text "
+    "differently than a human would.\n- Choose the factor that best points out the specific "
+    "reason the LLM chose differently than the human.\n- If no available factor sufficiently "
+    "explains the feature, answer 0.\n\nReturn your assignment as a JSON object with this "
+    'structure:\n\n{"assignments": <integer>}  // the number of the available factor, or '
+    "0 for none of them\n\nFollowing the systematic assignment process, analyze the given "
+    "feature and assign it to the appropriate bias factor category that best characterizes "
+    "what judge bias it exposes:\n\nfeature:\n{{feature}}\n\nAvailable Bias Factors:\n"
+    "{{formatted_factors}}")
+
 #: The built-in module templates by name.
-MODULE_TEMPLATES = {t.name: t for t in (_CRITERIA, _INJECT, _SCORE, _VERIFY, _PARAPHRASE)}
+MODULE_TEMPLATES = {t.name: t for t in (_EXTRACT, _CONSTRUCT, _ASSIGN, _CRITERIA, _INJECT,
+                                        _SCORE, _VERIFY, _PARAPHRASE)}
 
 
 def _normal(line: str) -> str:

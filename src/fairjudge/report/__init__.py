@@ -14,6 +14,12 @@ from fairjudge.report._audit import (
                                      render_comparison,
 )
 from fairjudge.report._experiment import format_topk_summary, render_topk_summary, write_topk_report
+from fairjudge.report._hubj import (
+                                     discovery_html,
+                                     profile_tables,
+                                     quantification_html,
+                                     winrate_html,
+)
 from fairjudge.report._judge_report import judge_report_html
 from fairjudge.report._plots import (
                                      plot_estimates_vs_truth,
@@ -45,6 +51,7 @@ __all__ = [
     "audit_html",
     "comparison_html",
     "comparison_tables",
+    "discovery_html",
     "format_ablation_2x2",
     "format_bias_estimates",
     "format_count",
@@ -63,10 +70,13 @@ __all__ = [
     "plot_estimates_vs_truth",
     "plot_recall_vs_budget",
     "plot_spend_by_distance",
+    "profile_tables",
+    "quantification_html",
     "ranking_html",
     "render",
     "render_audits",
     "render_comparison",
     "render_topk_summary",
+    "winrate_html",
     "write_topk_report",
 ]

@@ -99,11 +99,13 @@ class HeatTable:
 
 
 def heat_table(frame: pd.DataFrame, *, center: float = 0.0, low: float | None = None,
-               high: float | None = None, digits: int = 2) -> HeatTable:
+               high: float | None = None, digits: int = 2,
+               text: pd.DataFrame | None = None) -> HeatTable:
     """Colour a numeric DataFrame on a diverging scale around ``center`` (blue below, red
     above; the scale spans ``[low, high]``, by default symmetric around ``center`` out to
     the largest deviation; values beyond it take its end colour). Missing values stay
-    blank. Text on a cell is black or white, whichever contrasts more with it."""
+    blank. Text on a cell is black or white, whichever contrasts more with it. ``text``
+    (same shape) replaces the value shown in a cell, e.g. to add a level beside it."""
     from matplotlib import colormaps
 
     values = frame.to_numpy(dtype=float)
@@ -113,10 +115,12 @@ def heat_table(frame: pd.DataFrame, *, center: float = 0.0, low: float | None = 
     low = center - reach if low is None else low
     high = center + reach if high is None else high
     cmap = colormaps["RdBu_r"]
+    shown = None if text is None else text.reindex(index=frame.index,
+                                                   columns=frame.columns).to_numpy(dtype=object)
     rows = []
-    for label, row in zip(frame.index, values):
+    for i, (label, row) in enumerate(zip(frame.index, values)):
         cells = []
-        for column, value in zip(frame.columns, row):
+        for j, (column, value) in enumerate(zip(frame.columns, row)):
             if not np.isfinite(value):
                 cells.append(("", "transparent", "inherit", f"{label} / {column}: n/a"))
                 continue
@@ -128,8 +132,8 @@ def heat_table(frame: pd.DataFrame, *, center: float = 0.0, low: float | None = 
                     else 0.5
             r, g, b, _ = cmap(float(np.clip(share, 0.0, 1.0)))
             luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
-            text = f"{value:.{digits}f}"
-            cells.append((text, f"rgb({r * 255:.0f}, {g * 255:.0f}, {b * 255:.0f})",
+            label_text = f"{value:.{digits}f}" if shown is None else str(shown[i, j])
+            cells.append((label_text, f"rgb({r * 255:.0f}, {g * 255:.0f}, {b * 255:.0f})",
                           "#000" if luminance > 0.5 else "#fff",
                           f"{label} / {column}: {value:.{max(digits, 3)}f}"))
         rows.append((format_cell(label), tuple(cells)))
