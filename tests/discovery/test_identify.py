@@ -354,3 +354,52 @@ def test_discover_says_which_of_offline_and_generator_to_give(tmp_path, capsys):
     assert main(base) == 2
     assert "either --offline or --generator" in capsys.readouterr().err
     assert main([*base, "--offline", "--generator", "openai:x"]) == 2
+
+
+@pytest.fixture
+def forget_factor_kinds():
+    from fairjudge.probes import probe_kinds, unregister_probe_kind
+
+    before = {k.name for k in probe_kinds()}
+    yield
+    for kind in probe_kinds():
+        if kind.name not in before:
+            unregister_probe_kind(kind.name)
+
+
+def test_a_discovered_factor_is_a_probe_kind_the_audit_scores(server, tmp_path, capsys,
+                                                             forget_factor_kinds):
+    from fairjudge._cli import main
+    from fairjudge.probes import unregister_probe_kind
+
+    factors = tmp_path / "factors.json"
+    factors.write_text(json.dumps([{"name": "Expert Authority", "definition":
+                                    "The tendency to favor responses that claim expertise."}]))
+    records = tmp_path / "records.jsonl"
+    pd.DataFrame({"id": [f"r{i}" for i in range(12)],
+                  "question": [f"Question {i}?" for i in range(12)],
+                  "answer": [f"Answer {i} is the second option." for i in range(12)]}
+                 ).to_json(records, orient="records", lines=True)
+    probes = tmp_path / "probes.jsonl"
+    cache = str(tmp_path / "c.sqlite")
+    code = main(["probes", str(records), "--out", str(probes), "--kinds", "LENGTH",
+                 "--factors", str(factors), "--generator", "openai:writer",
+                 "--generator-base-url", server.base_url, "--cache", cache])
+    assert code == 0, capsys.readouterr().err
+    assert "EXPERT_AUTHORITY 12" in capsys.readouterr().out
+    table = pd.read_json(probes, lines=True)
+    built = table[table["bias_type"] == "EXPERT_AUTHORITY"]
+    rewritten = np.where(built["target"] == "a", built["a"], built["b"])
+    assert all(text.endswith(EXPERT) for text in rewritten)
+    assert (built["expected_verdict"] == "tie").all()
+    # A new process knows no such kind: the probe table carries its definition.
+    unregister_probe_kind("EXPERT_AUTHORITY")
+    code = main(["audit", "--probes", str(probes), "--backend", "openai", "--judge-model",
+                 "judge", "--base-url", server.base_url, "--cache", cache, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    (judged,) = json.loads(captured.out)["probes"].values()
+    scores = {row["bias_type"]: row for row in judged["scores"]}
+    # The scripted judge prefers the longer answer: the rewrite, every time.
+    assert scores["EXPERT_AUTHORITY"]["bias"]["estimate"] == pytest.approx(1.0)
+    assert scores["EXPERT_AUTHORITY"]["n"] == 12  # one verdict per probe (B0)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import click
 
-from fairjudge._cli._common import check_outputs
-from fairjudge._cli._options import seed_option
+from fairjudge._cli._common import check_outputs, input_options
+from fairjudge._cli._exit import ExitCode
+from fairjudge._cli._options import (
+    build_generator,
+    build_run_options,
+    generator_options,
+    open_cache,
+    run_options,
+    seed_option,
+)
 
 
 @click.command()
@@ -15,27 +23,81 @@ from fairjudge._cli._options import seed_option
 @seed_option
 @click.option("--kinds", default="POSITION,STYLE,LENGTH,TRUNCATION,MODEL_ORIGIN",
               show_default=True,
-              help="Comma-separated probe kinds to build (each tests one bias).")
-def probes(records, out, seed, kinds):
+              help="Comma-separated probe kinds to build (each tests one bias); empty for "
+                   "none but the --factors kinds.")
+@click.option("--factors", type=click.Path(dir_okay=False), default=None,
+              help="Bias factors (a `discover --out` file, or a JSON list of {name, "
+                   "definition}): each becomes a probe kind, an answer against its rewrite "
+                   "showing the factor (needs --generator).")
+@click.option("--factor-level", type=click.IntRange(1, 5), default=5, show_default=True,
+              help="Intensity (1-5) of the factor rewrites.")
+@generator_options(required=False)
+@run_options()
+def probes(records, out, seed, kinds, factors, factor_level, **params):
     """Build probe pairs from RECORDS (question, answer[, source]) for `fairjudge audit`."""
     import warnings
+
+    import pandas as pd
 
     from fairjudge.data import read_table, write_table
     from fairjudge.probes import ProbeWarning, build_probes
 
-    check_outputs({"--out": out}, {"RECORDS": records})
+    if bool(factors) != bool(params.get("generator")):
+        raise click.UsageError("--factors and --generator go together: the generator "
+                               "rewrites each answer to show each factor")
+    check_outputs({"--out": out}, {"RECORDS": records, "--factors": factors,
+                                   **(input_options(params) if factors else {})})
     frame = read_table(records)
+    names = tuple(k.strip().upper() for k in kinds.split(",") if k.strip())
+    tables = []
     with warnings.catch_warnings():
         # The library's warning points at `attrs`; a command-line user gets the list below.
         warnings.simplefilter("ignore", ProbeWarning)
-        table = build_probes(frame, seed=seed,
-                             kinds=tuple(k.strip().upper() for k in kinds.split(",")
-                                         if k.strip()))
+        if names:
+            tables.append(build_probes(frame, seed=seed, kinds=names))
+        if factors:
+            built = _factor_probes(factors, frame, factor_level, seed, params)
+            if built is None:
+                return ExitCode.SPEND_CAP
+            tables.append(built)
+    if not tables:
+        raise click.UsageError("no probe kind to build: give --kinds or --factors")
+    table = pd.concat(tables, ignore_index=True)
+    table.attrs["skipped"] = [s for t in tables for s in t.attrs.get("skipped", [])]
     write_table(table, out)
     counts = table["bias_type"].value_counts().to_dict()
     click.echo(f"wrote {len(table):,} probe pairs to {out}: "
                + ", ".join(f"{kind} {n:,}" for kind, n in counts.items()))
     _echo_skipped(table.attrs.get("skipped", []), frame)
+
+
+def _factor_probes(path, frame, level, seed, params):
+    """The probe table of the factors in ``path``; None when the spend cap stopped it."""
+    from fairjudge.discovery import factor_probes, load_factor_definitions
+    from fairjudge.discovery._modules import SpendCapStop
+    from fairjudge.discovery._offline import read_factors_file
+    from fairjudge.judges import RunReport
+
+    definitions = load_factor_definitions(path)
+    data, _ = read_factors_file(path)
+    entries = data.get("factors") if isinstance(data, dict) else data
+    criteria = [entry.get("criteria") for entry in entries]
+    generator, settings, templates = build_generator(params)
+    cache, cache_path = open_cache(params)
+    report = RunReport()
+    try:
+        table = factor_probes(definitions, frame, generator, level=level,
+                              criteria=criteria if all(criteria) else None, cache=cache,
+                              options=build_run_options(params, progress_default=False),
+                              report=report, templates=templates, seed=seed,
+                              generator_settings=settings)
+    except SpendCapStop as stop:
+        click.echo(f"error: {stop}", err=True)
+        return None
+    finally:
+        cache.close()
+    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
+    return table
 
 
 #: Skipped records listed one per line before the rest is counted.

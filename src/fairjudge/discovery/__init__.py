@@ -35,6 +35,7 @@ from fairjudge.discovery._offline import (
     sentences,
     with_factor_covariates,
 )
+from fairjudge.discovery._probes import factor_probes, factor_probes_async, probe_kind_name
 from fairjudge.discovery._quantify import (
     LEVELS,
     BiasFactor,
@@ -60,11 +61,12 @@ from fairjudge.discovery._templates import (
     load_module_templates,
 )
 
-__all__ = ["AGREE", "DISAGREE", "LEVELS", "MODULE_TEMPLATES", "PRE_DISCOVERED", "SET_ASIDE",
-           "BiasFactor", "disagreement_cases", "discover_offline", "factor_column",
-           "Identification", "IdentifiedFactor", "identify", "identify_async",
-           "score_items", "score_items_async", "Factor", "FactorQuantification", "HashingEmbedder",
-           "human_agreement", "HumanAgreement", "load_factor_definitions", "load_factors",
-           "load_module_templates", "LoadedFactors", "minilm_embedder", "ModuleTemplate",
-           "OfflineDiscovery", "Quantification", "quantify", "quantify_async", "sentences",
-           "split_sets", "Splits", "with_factor_covariates"]
+__all__ = ["AGREE", "BiasFactor", "DISAGREE", "disagreement_cases", "discover_offline", "Factor",
+           "factor_column", "factor_probes", "factor_probes_async", "FactorQuantification",
+           "HashingEmbedder", "human_agreement", "HumanAgreement", "Identification",
+           "IdentifiedFactor", "identify", "identify_async", "LEVELS", "load_factor_definitions",
+           "load_factors", "load_module_templates", "LoadedFactors", "minilm_embedder",
+           "MODULE_TEMPLATES", "ModuleTemplate", "OfflineDiscovery", "PRE_DISCOVERED",
+           "probe_kind_name", "Quantification", "quantify", "quantify_async", "score_items",
+           "score_items_async", "sentences", "SET_ASIDE", "split_sets", "Splits",
+           "with_factor_covariates"]

@@ -26,7 +26,7 @@ name, definition and a function that rewrites an answer to carry more or less of
 """
 
 from fairjudge.probes._build import PROBE_COLUMNS, answer_records, build_probes
-from fairjudge.probes._factor import factor_probe_kind
+from fairjudge.probes._factor import factor_probe_kind, register_table_kinds
 from fairjudge.probes._registry import (
                                         AnswerRecord,
                                         BuildContext,
@@ -92,6 +92,7 @@ __all__ = [
     "content_words",
     "factor_probe_kind",
     "get_probe_kind",
+    "register_table_kinds",
     "has_markdown",
     "markdown_to_prose",
     "probe_kinds",

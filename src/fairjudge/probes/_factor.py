@@ -138,3 +138,28 @@ def factor_probe_kind(name: str, definition: str, rewrite: Callable[[str, str], 
 
     return ProbeKind(name, build, definition=definition, target=f"the answer with more {name}",
                      expected=expected)
+
+
+def _scoring_only(question: str, answer: str):
+    return None
+
+
+def register_table_kinds(probes) -> list[str]:
+    """Register the data-defined kinds a probe table describes and the registry lacks:
+    every ``bias_type`` of rows with a ``factor_definition`` (as
+    :func:`fairjudge.discovery.factor_probes` writes) becomes a :func:`factor_probe_kind`.
+    Kinds made from data thus travel with their probes; building more of them needs their
+    rewrite, so these registrations can only score. Returns the names registered."""
+    from fairjudge.probes._registry import kind_of_bias_type, register_probe_kind
+
+    if "factor_definition" not in getattr(probes, "columns", ()):
+        return []
+    added = []
+    described = probes.dropna(subset=["factor_definition"])
+    for bias_type, definition in described.groupby("bias_type")["factor_definition"].first(
+            ).items():
+        if kind_of_bias_type(str(bias_type)) is None and str(definition).strip():
+            register_probe_kind(factor_probe_kind(str(bias_type), str(definition),
+                                                  _scoring_only))
+            added.append(str(bias_type))
+    return added

@@ -18,6 +18,7 @@ from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import ORDERS, WINNER_VALUES
 from fairjudge.probes._build import _missing
+from fairjudge.probes._factor import register_table_kinds
 from fairjudge.probes._registry import (
     ProbeWarning,
     ScoreContext,
@@ -473,6 +474,8 @@ def score_probes(probes: pd.DataFrame, verdicts: pd.DataFrame, *,
     >>> [(s.bias_type, s.n, s.bias.estimate) for s in scores]
     [('POSITION', 1, 1.0), ('TRUNCATION', 1, 1.0)]
     """
+    if isinstance(probes, pd.DataFrame):
+        register_table_kinds(probes)  # kinds defined by data travel with their probes
     _check_score_args(probes, verdicts, judge_family, level, n_boot)
     per_call = "order" in verdicts.columns
     judge = _judge(verdicts)
