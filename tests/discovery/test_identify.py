@@ -324,6 +324,18 @@ def test_the_discover_and_quantify_commands(server, tmp_path, capsys):
     assert main(command) == 0
     capsys.readouterr()
     assert len(CALLS) == calls and json.loads(out.read_text())["factors"] == saved["factors"]
+    # The found factors score every answer: covariates for the bias-aware ranking.
+    scored = tmp_path / "scored.csv"
+    assert main([*command, "--score-items", str(scored)]) == 0
+    assert "--covariates length,markdown,factor_expert_authority,factor_list_formatting" \
+        in capsys.readouterr().out
+    table = pd.read_csv(scored).set_index("id")
+    expected = [5.0 if "certified expert" in t else 1.0 for t in table["text"]]
+    assert table["factor_expert_authority"].tolist() == expected
+    assert main(["rank", str(paths["verdicts"]), "--items", str(scored), "--covariates",
+                 "factor_expert_authority", "--json"]) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert "factor_expert_authority" in json.dumps(ranked)
     # quantify reads the discover file: two judges, one profile.
     agreement = pd.DataFrame({"id": [f"a{i}" for i in range(30)],
                               "question": [f"Question {i}?" for i in range(30)],

@@ -57,12 +57,18 @@ from fairjudge._cli._options import (
               help="Write the factors (definitions, criteria, mean delta, p) as JSON.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Write an HTML report (factor table, novelty heatmap, pipeline).")
+@click.option("--score-items", type=click.Path(dir_okay=False), default=None,
+              help="With a generator: write the item table with each significant factor's "
+                   "G_score (1-5) per answer as a column factor_<name>, covariates for "
+                   "`fairjudge rank --items`.")
+@click.option("--factor-p", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Factors scored by --score-items: Holm-adjusted held-out p at most this.")
 @run_options()
 @seed_option
 @json_option
 def discover(verdicts, gold, items, questions, offline, judge, embedder, clusters, top_k,
              proposals, similarity_threshold, coverage, iterations, no_reference, out,
-             html_path, **params):
+             html_path, score_items, factor_p, **params):
     """Find candidate bias factors in VERDICTS: what the responses judges prefer against
     the humans have, validated on held-out cases [hubj-bias-discovery §3.2, Algorithm 1].
     With --generator (or --backend) an LLM extracts features, proposes and assigns factors
@@ -76,6 +82,10 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
 
     if offline == bool(params.get("generator")):
         raise click.UsageError("give either --offline or --generator (alias --backend) SPEC")
+    if offline and score_items:
+        raise click.UsageError("--score-items scores answers with G_score, a generator call: "
+                               "offline factors score themselves (`rank --factors`)")
+    check_outputs({"--score-items": score_items}, {"--items": items})
     check_outputs({"--out": out, "--html": html_path},
                   {"VERDICTS": verdicts, "--gold": gold, "--items": items,
                    "--questions": questions, **input_options(params)}, tables=False)
@@ -90,11 +100,11 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
     click.echo(f"{len(chosen)} disagreement cases ({which}); set aside per judge: " + ", ".join(
         f"{j} {int(row.drop(['agree', 'disagree'], errors='ignore').sum())}"
         for j, row in sets.counts().iterrows()), err=True)
+    question_table = None
     if offline:
         result = _offline(chosen, item_table, clusters, top_k, embedder or "hashing",
                           params["seed"])
     else:
-        question_table = None
         if questions:
             question_table = read_table(questions)
             if "question_id" in question_table.columns:
@@ -116,13 +126,58 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
             verdicts, gold, items, questions, seed=params["seed"]))
         with atomic_write(html_path) as handle:
             handle.write(html)
+    scored = None
+    if score_items:
+        scored = _score_items(result, item_table, question_table, factor_p, score_items,
+                              params)
+        if scored is None:
+            return ExitCode.SPEND_CAP
     if params["as_json"]:
         echo_json(result.to_dict())
         return
     _print(result)
+    if scored:
+        click.echo(f"wrote {score_items}: rank with --items {score_items} --covariates "
+                   f"length,markdown,{','.join(scored)}")
     for path in (out, html_path):
         if path:
             click.echo(f"wrote {path}")
+
+
+def _score_items(result, item_table, question_table, factor_p, path, params):
+    """Score every item by the factors significant at ``factor_p`` and write the table;
+    the new columns, or None when the spend cap stopped the scoring."""
+    from fairjudge.data import write_table
+    from fairjudge.discovery import factor_column, score_items
+    from fairjudge.discovery._modules import SpendCapStop
+
+    kept = [f for f in result.factors if f.p_adjusted <= factor_p]
+    if not kept:
+        click.echo(f"no factor has a held-out Holm p of {factor_p} or less: nothing to score "
+                   "(--factor-p)", err=True)
+        return []
+    table = item_table.copy()
+    if "question" not in table.columns and question_table is not None \
+            and "question_id" in table.columns:
+        table["question"] = question_table["question"].reindex(
+            table["question_id"].astype(str)).to_numpy()
+    generator, settings, templates = build_generator(params)
+    cache, _ = open_cache(params)
+    try:
+        scores = score_items([f.factor for f in kept], table, generator,
+                             criteria=[f.criteria for f in kept], cache=cache,
+                             options=build_run_options(params, progress_default=False),
+                             templates=templates, generator_settings=settings)
+    except SpendCapStop as stop:
+        click.echo(f"error: {stop}", err=True)
+        return None
+    finally:
+        cache.close()
+    out = item_table.copy()
+    for column in scores.columns:
+        out[column] = scores[column].to_numpy()
+    write_table(out.rename_axis("id").reset_index(), path)
+    return [factor_column(f.name) for f in kept]
 
 
 def _offline(chosen, item_table, clusters, top_k, embedder, seed):
