@@ -31,7 +31,8 @@ def simulate(seed, n_models=3, n_queries=300, soft=False):
         delta = rng.normal(0, 1, n_queries)
         p = special.expit(theta + phi * np.tanh(delta) + psi * gamma)
         y = np.round(p * 4) / 4 if soft else (rng.random(n_queries) < p).astype(float)
-        truth[f"m{m}"] = {"theta": theta, "phi": phi,
+        # theta is identified against centred query effects: theta + psi * mean(gamma).
+        truth[f"m{m}"] = {"theta": theta + psi * gamma.mean(), "phi": phi,
                           "bc": 100 * special.expit(theta + psi * gamma).mean()}
         rows += [(f"m{m}", "base", f"q{x}", y[x], delta[x], 0.0) for x in range(n_queries)]
     table = pd.DataFrame(rows, columns=["model", "baseline", "query", "preference",
@@ -117,49 +118,63 @@ def test_controlled_win_rates_recover_the_truth_as_data_grow():
 
 
 @pytest.mark.slow
-def test_intervals_cover_the_true_controlled_win_rate():
-    """95% intervals of the controlled win rate and theta over 60 simulated data sets of
-    6 models (360 intervals each): coverage not significantly below 95% (one-sided binomial
-    test at 0.01; measured 97.2% and 93.9%, p = 0.19 for theta).
+def test_intervals_cover_the_true_controlled_win_rate_and_theta():
+    """95% intervals of the controlled win rate and theta over 1,000 simulated data sets of
+    4 models and 100 queries (4,000 intervals each): coverage not significantly below 95%
+    (one-sided binomial test at 0.01). Measured: 96.3% and 95.0%.
 
-    The intervals hold the query effects at their estimates. phi, the factor's own
-    coefficient, feels that most: it covers 92.2% here, 95% with 8 models and 91% with 3
-    (measured, not asserted); the controlled win rate covers 98% even with 3 models."""
-    hits = {"bc": 0, "theta": 0}
+    phi is held to less: the plug-in query effects attenuate it (a logistic model is not
+    collapsible over noise in a covariate), so its interval covers about 91% here even with
+    the Stage I uncertainty in its standard error (87% with 3 models, 92.5% with 6; see
+    fairjudge.winrate._glm). The bound below only guards against a regression."""
+    hits = {"bc": 0, "theta": 0, "phi": 0}
     trials = 0
     z = stats.norm.ppf(0.975)
-    for seed in range(60):
-        table, truth = simulate(1000 + seed, n_models=6, n_queries=200)
-        result = win_rates(table, standardize=False)
+    for seed in range(1000):
+        table, truth = simulate(20_000 + seed, n_models=4, n_queries=100)
+        result = win_rates(table, standardize=False).table
         for model, true in truth.items():
-            row = result.table.loc[model]
+            row = result.loc[model]
             trials += 1
             hits["bc"] += row["controlled_win_rate_low"] <= true["bc"] <= \
                 row["controlled_win_rate_high"]
-            covariance = _stage_two_covariance(table, model, result)
-            hits["theta"] += abs(row["theta"] - true["theta"]) <= z * np.sqrt(covariance[0, 0])
-    for name, count in hits.items():
-        p = stats.binomtest(count, trials, 0.95, alternative="less").pvalue
-        assert p > 0.01, (name, count / trials)
+            for name in ("theta", "phi"):
+                hits[name] += abs(row[name] - true[name]) <= z * row[f"{name}_se"]
+    for name in ("bc", "theta"):
+        p = stats.binomtest(hits[name], trials, 0.95, alternative="less").pvalue
+        assert p > 0.01, (name, hits[name] / trials)
+    assert hits["phi"] / trials > 0.85, hits["phi"] / trials
 
 
-def _stage_two_covariance(table, model, result):
-    """The Stage II covariance of ``model`` (refitted with the query effects result used)."""
+def test_stage_one_covariance_is_the_inverse_hessian():
+    """The query effects' covariance against a finite-difference Hessian of the Stage I
+    objective (centred), so the standard errors that use it rest on the right matrix."""
     from fairjudge.winrate._glm import fit_query_effects
 
-    frame = table.reset_index(drop=True)
-    units, _ = pd.factorize(frame["model"])
-    queries, names = pd.factorize(frame["query"])
-    t = np.tanh(frame["control_model"].to_numpy(float))
-    mine = (frame["model"] == model).to_numpy()
-    others = ~mine
-    stage1 = fit_query_effects(frame["preference"].to_numpy(float)[others],
-                               pd.factorize(units[others])[0], queries[others], t[others],
-                               n_units=units.max(), n_queries=len(names))
-    fit = fit_unit(frame["preference"].to_numpy(float)[mine], t[mine],
-                   stage1.gamma[queries[mine]])
-    assert fit.coef[0] == pytest.approx(result.table.loc[model, "theta"], abs=1e-9)
-    return fit.covariance
+    table, _ = simulate(2, n_models=3, n_queries=12)
+    units, _ = pd.factorize(table["model"])
+    queries, names = pd.factorize(table["query"])
+    y, t = table["preference"].to_numpy(float), np.tanh(table["control_model"].to_numpy())
+    fit = fit_query_effects(y, units, queries, t, n_units=3, n_queries=len(names))
+    assert fit.converged
+
+    def objective(params):
+        theta, phi, gamma = params[:3], params[3:6], params[6:]
+        eta = theta[units] + phi[units] * t + gamma[queries]
+        return np.sum(np.logaddexp(0, eta) - y * eta) + 0.05 * np.sum(gamma ** 2)
+
+    optimum = optimize.minimize(objective, np.zeros(6 + len(names)), method="BFGS",
+                                options={"gtol": 1e-10}).x
+    step, size = np.eye(len(optimum)) * 1e-4, len(optimum)
+    hessian = np.array([[(objective(optimum + step[i] + step[j])
+                          - objective(optimum + step[i] - step[j])
+                          - objective(optimum - step[i] + step[j])
+                          + objective(optimum - step[i] - step[j])) / 4e-8
+                         for j in range(size)] for i in range(size)])
+    inverse = np.linalg.inv(hessian)[6:, 6:]
+    centring = np.eye(len(names)) - 1 / len(names)
+    np.testing.assert_allclose(fit.covariance, centring @ inverse @ centring, atol=2e-3)
+    np.testing.assert_allclose(fit.gamma, optimum[6:] - optimum[6:].mean(), atol=1e-4)
 
 
 def test_a_single_model_has_no_query_effect():

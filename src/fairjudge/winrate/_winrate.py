@@ -279,7 +279,7 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
         delta = np.divide(delta, scale, out=np.zeros_like(delta), where=scale > 0)
     t = np.tanh(delta)
     query_codes, queries = pd.factorize(frame["query"])
-    gamma, notes = None, []
+    gamma, gamma_covariance, notes = None, {}, []
     shared = pd.Series(unit_codes).groupby(query_codes).nunique().max() > 1
     if len(models) > 1 and not shared:
         notes.append("no query was judged for two models, so there is no shared query "
@@ -302,10 +302,13 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                 warnings.warn(message, ConvergenceWarning, stacklevel=2)
                 notes.append(message)
             gamma[target] = stage1.gamma[query_codes[target]]
+            for unit in (range(len(models)) if code is None else [code]):
+                gamma_covariance[unit] = stage1.covariance
     rows, estimates = {}, {}
     for code, model in enumerate(models):
         mask = unit_codes == code
         row = {"n": int(mask.sum()), "theta": np.nan, "phi": np.nan, "psi": np.nan,
+               "theta_se": np.nan, "phi_se": np.nan, "psi_se": np.nan,
                "note": ""}
         raw_se = float(np.std(y[mask], ddof=1) / np.sqrt(mask.sum())) if mask.sum() > 1 \
             else float("nan")
@@ -314,15 +317,21 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", FairjudgeWarning)
-                fit = fit_unit(y[mask], t[mask], None if gamma is None else gamma[mask])
+                fit = fit_unit(y[mask], t[mask], None if gamma is None else gamma[mask],
+                               _row_covariance(gamma_covariance.get(code), query_codes[mask]))
         except (ValueError, FairjudgeWarning) as err:
             row["note"] = f"controlled win rate not estimable: {err}"
             for name in ("controlled_win_rate", "bias", "bias_share"):
                 figures[name] = Estimate(np.nan, np.nan, np.nan, row["n"], level, "")
         else:
+            errors = np.sqrt(np.maximum(np.diag(fit.covariance), 0.0))
             row.update(theta=fit.coef[0], phi=fit.coef[1],
-                       psi=fit.coef[2] if gamma is not None else np.nan)
-            method = "delta method (Stage II covariance)"
+                       psi=fit.coef[2] if gamma is not None else np.nan,
+                       theta_se=errors[0], phi_se=errors[1],
+                       psi_se=errors[2] if gamma is not None else np.nan)
+            method = ("delta method (Stage II covariance with the Stage I query-effect "
+                      "uncertainty)" if gamma is not None else
+                      "delta method (Stage II covariance)")
             figures["controlled_win_rate"] = _share_estimate(
                 fit.controlled, fit.controlled_se, row["n"], level, method + ", logit scale")
             figures["bias"] = _percent(fit.bias, fit.bias_se, row["n"], level, method)
@@ -336,13 +345,20 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
         estimates[model] = figures
     order = ["n", *[f"{n}{s}" for n in ("win_rate", "controlled_win_rate", "bias",
                                         "bias_share") for s in ("", "_low", "_high")],
-             "theta", "phi", "psi", "note"]
+             "theta", "phi", "psi", "theta_se", "phi_se", "psi_se", "note"]
     table = pd.DataFrame.from_dict(rows, orient="index")[order]
     table.index.name = "model"
     table = table.sort_values("controlled_win_rate", ascending=False, na_position="last")
     return WinRates(table, {m: estimates[m] for m in table.index},
                     preferences.attrs.get("control", "the factor"), gamma is not None,
                     tuple(dict.fromkeys(notes)))
+
+
+def _row_covariance(covariance, queries):
+    """The query effects' covariance between the rows of one unit (None passes through)."""
+    if covariance is None:
+        return None
+    return covariance[np.ix_(queries, queries)]
 
 
 def _percent(value: float, se: float, n: int, level: float, method: str, *,
