@@ -415,3 +415,32 @@ def test_a_discovered_factor_is_a_probe_kind_the_audit_scores(server, tmp_path, 
     # The scripted judge prefers the longer answer: the rewrite, every time.
     assert scores["EXPERT_AUTHORITY"]["bias"]["estimate"] == pytest.approx(1.0)
     assert scores["EXPERT_AUTHORITY"]["n"] == 12  # one verdict per probe (B0)
+
+
+def test_empty_case_sets_say_why(tmp_path, capsys):
+    from fairjudge._cli import main
+
+    paths = write_recorded(tmp_path, 6)
+    # Every judge disagrees with the humans: no agreement case to quantify on.
+    (tmp_path / "f.json").write_text(json.dumps([{"name": "x", "definition": "y"}]))
+    code = main(["quantify", str(tmp_path / "f.json"), "--verdicts", str(paths["verdicts"]),
+                 "--gold", str(paths["gold"]), "--items", str(paths["items"]), "--backend",
+                 "simulated", "--generator", "simulated"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no agreement cases for all judges alike (consensus)" in err
+    assert "j1: 6 disagree" in err
+    # Gold labels for other pairs: the message says none matched.
+    other = tmp_path / "other_gold.csv"
+    pd.DataFrame([{"item_a": "x/1", "item_b": "x/2", "winner": "a", "question_id": "x"}]
+                 ).to_csv(other, index=False)
+    code = main(["discover", str(paths["verdicts"]), "--gold", str(other), "--items",
+                 str(paths["items"]), "--offline"])
+    assert code == 2
+    assert "no pair has a gold label" in capsys.readouterr().err
+    # One judge: its own cases, said so.
+    one = tmp_path / "one.csv"
+    pd.read_csv(paths["verdicts"]).query("judge == 'j1'").to_csv(one, index=False)
+    main(["discover", str(one), "--gold", str(paths["gold"]), "--items", str(paths["items"]),
+          "--offline"])
+    assert "the only one (a consensus needs two or more)" in capsys.readouterr().err

@@ -198,3 +198,16 @@ def task_progress(n_tasks: int, label: str):
             bar.update(done - bar.n)
 
         yield progress
+
+
+def read_question_table(path):
+    """A question table (``question_id``, ``question``) indexed by question id, or None
+    without a path."""
+    if not path:
+        return None
+    from fairjudge.data import read_table
+
+    table = read_table(path)
+    if "question_id" in table.columns:
+        table = table.set_index(table["question_id"].astype(str))
+    return table

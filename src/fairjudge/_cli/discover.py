@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from fairjudge._cli._common import check_outputs, echo_json, input_options, report_provenance
+from fairjudge._cli._common import (
+    check_outputs,
+    echo_json,
+    input_options,
+    read_question_table,
+    report_provenance,
+)
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
     build_generator,
@@ -77,7 +83,7 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
 
     from fairjudge._util._files import atomic_write
     from fairjudge.audit import load_gold
-    from fairjudge.data import load_items, load_verdicts, read_table
+    from fairjudge.data import load_items, load_verdicts
     from fairjudge.discovery import disagreement_cases, human_agreement
 
     if offline == bool(params.get("generator")):
@@ -95,8 +101,14 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
     sets = human_agreement(table, labels)
     chosen = (sets.disagreement(judge) if judge is not None
               else sets.consensus_disagreement())
+    if not len(chosen):
+        from fairjudge.discovery import explain_empty
+
+        raise click.UsageError(explain_empty(sets, judge, "disagreement"))
     which = f"judge {judge}" if judge is not None else \
         f"all {len(sets.judges)} judges alike (consensus)"
+    if judge is None and len(sets.judges) == 1:
+        which = f"judge {sets.judges[0]}, the only one (a consensus needs two or more)"
     click.echo(f"{len(chosen)} disagreement cases ({which}); set aside per judge: " + ", ".join(
         f"{j} {int(row.drop(['agree', 'disagree'], errors='ignore').sum())}"
         for j, row in sets.counts().iterrows()), err=True)
@@ -105,11 +117,7 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
         result = _offline(chosen, item_table, clusters, top_k, embedder or "hashing",
                           params["seed"])
     else:
-        if questions:
-            question_table = read_table(questions)
-            if "question_id" in question_table.columns:
-                question_table = question_table.set_index(
-                    question_table["question_id"].astype(str))
+        question_table = read_question_table(questions)
         cases = disagreement_cases(chosen, item_table, question_table)
         result = _with_generator(cases, params, embedder or "minilm", clusters, top_k,
                                  proposals, similarity_threshold, coverage, iterations,

@@ -21,9 +21,20 @@ from fairjudge._cli._options import (
 
 @click.command()
 @click.argument("factors", type=click.Path(dir_okay=False))
-@click.option("--cases", required=True, type=click.Path(dir_okay=False),
+@click.option("--cases", type=click.Path(dir_okay=False), default=None,
               help="Agreement cases: id, question, chosen (the response judges and humans "
                    "prefer), rejected (.jsonl, .csv or .parquet).")
+@click.option("--verdicts", type=click.Path(dir_okay=False), default=None,
+              help="Instead of --cases: recorded verdicts whose consensus agreement cases "
+                   "(every judge decides as the humans do, both orders) are used; needs "
+                   "--gold and --items.")
+@click.option("--gold", type=click.Path(dir_okay=False), default=None,
+              help="With --verdicts: the human labels.")
+@click.option("--items", type=click.Path(dir_okay=False), default=None,
+              help="With --verdicts: item table with `text` (and `question`, or give "
+                   "--questions).")
+@click.option("--questions", type=click.Path(dir_okay=False), default=None,
+              help="With --verdicts: question table (question_id, question).")
 @judge_options()
 @generator_options()
 @click.option("--calibration", type=click.IntRange(min=1), default=100, show_default=True,
@@ -37,7 +48,8 @@ from fairjudge._cli._options import (
 @run_options()
 @seed_option
 @json_option
-def quantify(factors, cases, calibration, no_placebo, out, html_path, **params):
+def quantify(factors, cases, verdicts, gold, items, questions, calibration, no_placebo, out,
+             html_path, **params):
     """Measure how strongly each judge (--backend, repeatable) flips towards responses
     rewritten to show each factor in FACTORS (JSON list of {name, definition}, or a
     `discover --out` file) [hubj-bias-discovery §3.3, Algorithm 2]. Several judges share
@@ -51,11 +63,16 @@ def quantify(factors, cases, calibration, no_placebo, out, html_path, **params):
     from fairjudge.discovery._modules import SpendCapStop
     from fairjudge.judges import GenerationSettings, RunReport
 
+    if bool(cases) == bool(verdicts):
+        raise click.UsageError("give either --cases or --verdicts (with --gold and --items)")
+    if verdicts and not (gold and items):
+        raise click.UsageError("--verdicts needs --gold and --items")
     check_outputs({"--out": out, "--html": html_path},
-                  {"FACTORS": factors, "--cases": cases, **input_options(params)},
-                  tables=False)
+                  {"FACTORS": factors, "--cases": cases, "--verdicts": verdicts,
+                   "--gold": gold, "--items": items, "--questions": questions,
+                   **input_options(params)}, tables=False)
     definitions = load_factor_definitions(factors)
-    table = read_table(cases)
+    table = read_table(cases) if cases else _agreement(verdicts, gold, items, questions)
     judges = build_backends(params, seed=params["seed"])
     names = [j.label for j in judges]
     if len(set(names)) != len(names):
@@ -97,7 +114,7 @@ def quantify(factors, cases, calibration, no_placebo, out, html_path, **params):
 
         with atomic_write(html_path) as handle:
             handle.write(quantification_html(results, provenance=report_provenance(
-                factors, cases, seed=params["seed"])))
+                factors, cases, verdicts, gold, items, questions, seed=params["seed"])))
     if params["as_json"]:
         echo_json(payload)
         return
@@ -121,3 +138,20 @@ def quantify(factors, cases, calibration, no_placebo, out, html_path, **params):
     for path in (out, html_path):
         if path:
             click.echo(f"wrote {path}")
+
+
+def _agreement(verdicts, gold, items, questions):
+    """The consensus agreement cases of recorded verdicts, as quantify reads them."""
+    from fairjudge._cli._common import read_question_table
+    from fairjudge.audit import load_gold
+    from fairjudge.data import load_items, load_verdicts
+    from fairjudge.discovery import agreement_cases, explain_empty, human_agreement
+
+    sets = human_agreement(load_verdicts(verdicts), load_gold(gold))
+    chosen = sets.consensus_agreement()
+    if not len(chosen):
+        raise click.UsageError(explain_empty(sets, None, "agreement"))
+    table = agreement_cases(chosen, load_items(items), read_question_table(questions))
+    click.echo(f"{len(table)} agreement cases (all {len(sets.judges)} judges alike with the "
+               "humans)", err=True)
+    return table

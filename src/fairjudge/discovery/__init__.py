@@ -51,7 +51,9 @@ from fairjudge.discovery._sets import (
     SET_ASIDE,
     HumanAgreement,
     Splits,
+    agreement_cases,
     disagreement_cases,
+    explain_empty,
     human_agreement,
     split_sets,
 )
@@ -61,12 +63,12 @@ from fairjudge.discovery._templates import (
     load_module_templates,
 )
 
-__all__ = ["AGREE", "BiasFactor", "DISAGREE", "disagreement_cases", "discover_offline", "Factor",
-           "factor_column", "factor_probes", "factor_probes_async", "FactorQuantification",
-           "HashingEmbedder", "human_agreement", "HumanAgreement", "Identification",
-           "IdentifiedFactor", "identify", "identify_async", "LEVELS", "load_factor_definitions",
-           "load_factors", "load_module_templates", "LoadedFactors", "minilm_embedder",
-           "MODULE_TEMPLATES", "ModuleTemplate", "OfflineDiscovery", "PRE_DISCOVERED",
-           "probe_kind_name", "Quantification", "quantify", "quantify_async", "score_items",
-           "score_items_async", "sentences", "SET_ASIDE", "split_sets", "Splits",
-           "with_factor_covariates"]
+__all__ = ["AGREE", "agreement_cases", "BiasFactor", "DISAGREE", "disagreement_cases",
+           "discover_offline", "explain_empty", "Factor", "factor_column", "factor_probes",
+           "factor_probes_async", "FactorQuantification", "HashingEmbedder", "human_agreement",
+           "HumanAgreement", "Identification", "IdentifiedFactor", "identify", "identify_async",
+           "LEVELS", "load_factor_definitions", "load_factors", "load_module_templates",
+           "LoadedFactors", "minilm_embedder", "MODULE_TEMPLATES", "ModuleTemplate",
+           "OfflineDiscovery", "PRE_DISCOVERED", "probe_kind_name", "Quantification", "quantify",
+           "quantify_async", "score_items", "score_items_async", "sentences", "SET_ASIDE",
+           "split_sets", "Splits", "with_factor_covariates"]

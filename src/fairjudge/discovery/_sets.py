@@ -66,6 +66,9 @@ class HumanAgreement:
         D^dis_M of §3.2 is the rows with ``unanimous`` and ``against_human``."""
         judges = self.judges if judges is None else list(judges)
         rows = self.pairs[self.pairs["judge"].isin(judges) & (self.pairs["human"] != "")]
+        if rows.empty:  # no pair has a usable human label
+            return pd.DataFrame(columns=["pair_id", "item_a", "item_b", "human", "n_judges",
+                                         "unanimous", "judge_pick", "against_human"])
         grouped = rows.groupby("pair_id", sort=False)
         decided = grouped["status"].agg(lambda s: s.isin([AGREE, DISAGREE]).all())
         n = grouped["judge"].nunique()
@@ -285,3 +288,39 @@ def disagreement_cases(cases: pd.DataFrame, items: pd.DataFrame,
         "response_b": text.reindex(cases["item_b"].astype(str)).to_numpy(),
         "human": cases["human"].to_numpy(), "judge_pick": cases["judge_pick"].to_numpy(),
         "group": question_id if question_id is not None else asked})
+
+
+def agreement_cases(cases: pd.DataFrame, items: pd.DataFrame,
+                    questions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Agreement cases as :func:`~fairjudge.discovery.quantify` reads them: ``id``,
+    ``question``, ``chosen`` (the response judge and humans prefer) and ``rejected``.
+
+    Parameters are those of :func:`disagreement_cases`, with ``cases`` from
+    :meth:`HumanAgreement.agreement` or :meth:`HumanAgreement.consensus_agreement`.
+    """
+    texts = disagreement_cases(cases, items, questions)
+    first = texts["human"] == "a"
+    return pd.DataFrame({"id": texts["id"], "question": texts["question"],
+                         "chosen": np.where(first, texts["response_a"], texts["response_b"]),
+                         "rejected": np.where(first, texts["response_b"], texts["response_a"])})
+
+
+def explain_empty(sets: HumanAgreement, judge: str | None, status: str) -> str:
+    """Why a judge's (or the consensus) set of ``status`` is empty, in words: pairs per
+    status per judge, so a user sees whether gold labels are missing, the judge decided
+    nothing in both orders, or every judge agrees with the humans."""
+    counts = sets.counts()
+    parts = []
+    for name, row in counts.iterrows():
+        if judge is not None and name != judge:
+            continue
+        parts.append(f"{name}: " + ", ".join(f"{int(v)} {k}" for k, v in row.items() if v))
+    what = f"judge {judge}" if judge is not None else "all judges alike (consensus)"
+    hint = ""
+    if "no gold label" in counts.columns and counts["no gold label"].sum() == \
+            counts.to_numpy().sum():
+        hint = ("; no pair has a gold label: do the gold file's item_a/item_b (and "
+                "question_id) match the verdicts'?")
+    elif judge is None and len(counts) > 1:
+        hint = "; try --judge NAME for one judge's own cases"
+    return (f"no {status} cases for {what}. Pairs per judge: " + "; ".join(parts) + hint)
