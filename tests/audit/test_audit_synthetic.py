@@ -158,6 +158,29 @@ def test_external_validity_controls_expose_a_dataset_effect():
     assert "measures the dataset" in ev.conclusion
 
 
+def test_external_validity_takes_extra_item_covariates():
+    """A factor score that tracks gold (here: the gold winner scores 1 more) makes the
+    covariates-only model near perfect once added; a missing column is named."""
+    rng = np.random.default_rng(6)
+    n = 200
+    ids_a, ids_b = [f"a{i}" for i in range(n)], [f"b{i}" for i in range(n)]
+    a_wins = rng.random(n) < 0.5
+    items = pd.DataFrame({"text": ["w " * 50] * (2 * n),
+                          "factor_x": np.r_[a_wins.astype(float), (~a_wins).astype(float)]},
+                         index=pd.Index(ids_a + ids_b, name="id"))
+    gold = pd.DataFrame({"item_a": ids_a, "item_b": ids_b,
+                         "winner": np.where(a_wins, "a", "b")})
+    verdicts = load_verdicts(pd.DataFrame({"item_a": ids_a + ids_b, "item_b": ids_b + ids_a,
+                                           "winner": rng.choice(["a", "b"], 2 * n),
+                                           "judge": "noise"}))
+    plain = external_validity(verdicts, items, gold, n_boot=200)
+    extra = external_validity(verdicts, items, gold, n_boot=200, extra_covariates=["factor_x"])
+    assert plain.covariates_only.estimate == pytest.approx(0.5, abs=0.01)  # equal lengths
+    assert extra.covariates_only.estimate == 1.0 and extra.corrected.estimate > 0.95
+    with pytest.raises(ValueError, match="no column `factor_y`"):
+        external_validity(verdicts, items, gold, n_boot=50, extra_covariates=["factor_y"])
+
+
 def test_the_text_report_defines_figures_that_could_seem_to_contradict(capsys):
     """Formerly "first-slot rate 0.783" stood beside "P(prefer first) 0.812", and a negative
     length bias beside a positive length coefficient, with no word on why; and an unknown

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._rng import content_seed
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit._covariates import item_features
 from fairjudge.audit._gold import _pair_keys
 from fairjudge.stats._bootstrap import bootstrap_mean, bootstrap_rate
@@ -69,7 +70,7 @@ def _excludes_zero(e: Estimate) -> bool:
 
 def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.DataFrame, *,
                       n_folds: int = 5, l2: float = 1.0, level: float = 0.95,
-                      n_boot: int = 2000, rng=0) -> ExternalValidity:
+                      n_boot: int = 2000, extra_covariates=(), rng=0) -> ExternalValidity:
     """Does modelling length and markdown recover gold preferences from one judge?
 
     For each gold pair (in a frame of the analysis's own, since which item a gold file lists
@@ -82,6 +83,10 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
     seeded, features scaled within each training fold) of the gold label on
     [score - 0.5, features]: every input changes sign when a pair is turned around, so the
     model cannot learn a frame.
+
+    ``extra_covariates`` names further numeric item columns (a discovered factor's score,
+    say) whose differences ``x_1 - x_2`` join the features in the corrected and the
+    covariates-only models.
 
     Two controls always accompany it: the same model on the score alone (recalibration)
     and on the features alone (no judge). On data built so that the worse answer is longer,
@@ -120,6 +125,15 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
     dmd = np.log2((features.loc[first, "markdown"].to_numpy() + 1)
                   / (features.loc[second, "markdown"].to_numpy() + 1))
     kwargs = {"level": level, "n_boot": n_boot, "rng": rng}
+    extra = []
+    for name in extra_covariates:
+        if name not in items.columns:
+            raise FairjudgeInputError(f"the item table has no column `{name}` (an extra "
+                                      "covariate)")
+        values = pd.to_numeric(items[name], errors="coerce")
+        difference = (values.reindex(first).to_numpy(float)
+                      - values.reindex(second).to_numpy(float))
+        extra.append(np.nan_to_num(difference))  # a missing score adds nothing
 
     def cv(columns):
         # Through the origin: every column changes sign when a pair is turned around,
@@ -129,9 +143,9 @@ def external_validity(verdicts: pd.DataFrame, items: pd.DataFrame, gold: pd.Data
         return np.where(p == 0.5, 0.5, ((p > 0.5) == (y == 1)).astype(float))
 
     raw = np.where(score == 0.5, 0.5, ((score > 0.5) == (y == 1)).astype(float))
-    corrected = cv([score - 0.5, dlen, dmd])
+    corrected = cv([score - 0.5, dlen, dmd, *extra])
     recalibrated = cv([score - 0.5])
-    covariates = cv([dlen, dmd])
+    covariates = cv([dlen, dmd, *extra])
     judge_longer = ((score > 0.5) == (dlen > 0))[(score != 0.5) & (dlen != 0)]
     gold_longer = ((y == 1) == (dlen > 0))[dlen != 0]
     result = dict(

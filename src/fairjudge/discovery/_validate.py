@@ -39,7 +39,8 @@ def split_by_group(n: int, groups, calibration_share: float, generator,
         raise FairjudgeInputError(
             f"{n} disagreement cases split {len(calibration)} to find factors and {len(test)} "
             f"to validate them; each side needs at least {minimum} (about "
-            f"{int(np.ceil(minimum / min(calibration_share, 1 - calibration_share)))} cases "
+            f"{int(np.ceil(minimum / min(calibration_share, 1 - calibration_share) - 1e-9))} "
+            "cases "
             f"at a {calibration_share:.0%} split)")
     return calibration, test
 
