@@ -178,6 +178,31 @@ def build_generator(params: dict):
             load_module_templates(params.get("templates")))
 
 
+def run_with_generator(params: dict, work):
+    """Call ``work(generator, modules)`` with the generator of :func:`generator_options`
+    and ``modules``, the keyword arguments every HUB-J module workflow takes (cache, run
+    options, report, templates, generator settings). Returns its result, or None when the
+    spend cap stopped it (the message is printed; every paid call stays cached). The run's
+    summary goes to stderr."""
+    from fairjudge.discovery._modules import SpendCapStop
+    from fairjudge.judges import RunReport
+
+    generator, settings, templates = build_generator(params)
+    cache, cache_path = open_cache(params)
+    report = RunReport()
+    modules = {"cache": cache, "options": build_run_options(params, progress_default=False),
+               "report": report, "templates": templates, "generator_settings": settings}
+    try:
+        result = work(generator, modules)
+    except SpendCapStop as stop:
+        click.echo(f"error: {stop}", err=True)
+        return None
+    finally:
+        cache.close()
+    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
+    return result
+
+
 def run_options():
     """How calls are made: concurrency, limits, retries, the spend cap, the cache."""
     return _stack(

@@ -13,12 +13,10 @@ from fairjudge._cli._common import (
 )
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
-    build_generator,
-    build_run_options,
     generator_options,
     json_option,
-    open_cache,
     run_options,
+    run_with_generator,
     seed_option,
 )
 
@@ -157,7 +155,6 @@ def _score_items(result, item_table, question_table, factor_p, path, params):
     the new columns, or None when the spend cap stopped the scoring."""
     from fairjudge.data import write_table
     from fairjudge.discovery import factor_column, score_items
-    from fairjudge.discovery._modules import SpendCapStop
 
     kept = [f for f in result.factors if f.p_adjusted <= factor_p]
     if not kept:
@@ -169,18 +166,11 @@ def _score_items(result, item_table, question_table, factor_p, path, params):
             and "question_id" in table.columns:
         table["question"] = question_table["question"].reindex(
             table["question_id"].astype(str)).to_numpy()
-    generator, settings, templates = build_generator(params)
-    cache, _ = open_cache(params)
-    try:
-        scores = score_items([f.factor for f in kept], table, generator,
-                             criteria=[f.criteria for f in kept], cache=cache,
-                             options=build_run_options(params, progress_default=False),
-                             templates=templates, generator_settings=settings)
-    except SpendCapStop as stop:
-        click.echo(f"error: {stop}", err=True)
+    scores = run_with_generator(params, lambda generator, modules: score_items(
+        [f.factor for f in kept], table, generator, criteria=[f.criteria for f in kept],
+        **modules))
+    if scores is None:
         return None
-    finally:
-        cache.close()
     out = item_table.copy()
     for column in scores.columns:
         out[column] = scores[column].to_numpy()
@@ -209,29 +199,12 @@ def _with_generator(cases, params, embedder, clusters, top_k, proposals, thresho
                     coverage, iterations, no_reference):
     """Algorithm 1 with the generator LLM; None when the spend cap stopped it."""
     from fairjudge.discovery import PRE_DISCOVERED, identify
-    from fairjudge.discovery._modules import SpendCapStop
-    from fairjudge.judges import RunReport
 
-    generator, settings, templates = build_generator(params)
-    cache, cache_path = open_cache(params)
-    report = RunReport()
-    try:
-        result = identify(cases, generator, cache=cache,
-                          options=build_run_options(params, progress_default=False),
-                          report=report, embedder=embedder, top_k=top_k,
-                          proposals=proposals, clusters=clusters,
-                          similarity_threshold=threshold, coverage=coverage,
-                          iterations=iterations,
-                          reference_factors=() if no_reference else PRE_DISCOVERED,
-                          templates=templates, generator_settings=settings,
-                          rng=params["seed"])
-    except SpendCapStop as stop:
-        click.echo(f"error: {stop}", err=True)
-        return None
-    finally:
-        cache.close()
-    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
-    return result
+    return run_with_generator(params, lambda generator, modules: identify(
+        cases, generator, embedder=embedder, top_k=top_k, proposals=proposals,
+        clusters=clusters, similarity_threshold=threshold, coverage=coverage,
+        iterations=iterations, reference_factors=() if no_reference else PRE_DISCOVERED,
+        rng=params["seed"], **modules))
 
 
 def _print(result) -> None:

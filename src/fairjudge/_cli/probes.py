@@ -6,14 +6,7 @@ import click
 
 from fairjudge._cli._common import check_outputs, input_options
 from fairjudge._cli._exit import ExitCode
-from fairjudge._cli._options import (
-    build_generator,
-    build_run_options,
-    generator_options,
-    open_cache,
-    run_options,
-    seed_option,
-)
+from fairjudge._cli._options import generator_options, run_options, run_with_generator, seed_option
 
 
 @click.command()
@@ -74,30 +67,15 @@ def probes(records, out, seed, kinds, factors, factor_level, **params):
 def _factor_probes(path, frame, level, seed, params):
     """The probe table of the factors in ``path``; None when the spend cap stopped it."""
     from fairjudge.discovery import factor_probes, load_factor_definitions
-    from fairjudge.discovery._modules import SpendCapStop
     from fairjudge.discovery._offline import read_factors_file
-    from fairjudge.judges import RunReport
 
     definitions = load_factor_definitions(path)
     data, _ = read_factors_file(path)
     entries = data.get("factors") if isinstance(data, dict) else data
     criteria = [entry.get("criteria") for entry in entries]
-    generator, settings, templates = build_generator(params)
-    cache, cache_path = open_cache(params)
-    report = RunReport()
-    try:
-        table = factor_probes(definitions, frame, generator, level=level,
-                              criteria=criteria if all(criteria) else None, cache=cache,
-                              options=build_run_options(params, progress_default=False),
-                              report=report, templates=templates, seed=seed,
-                              generator_settings=settings)
-    except SpendCapStop as stop:
-        click.echo(f"error: {stop}", err=True)
-        return None
-    finally:
-        cache.close()
-    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
-    return table
+    return run_with_generator(params, lambda generator, modules: factor_probes(
+        definitions, frame, generator, level=level,
+        criteria=criteria if all(criteria) else None, seed=seed, **modules))
 
 
 #: Skipped records listed one per line before the rest is counted.

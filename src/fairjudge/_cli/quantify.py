@@ -8,13 +8,11 @@ from fairjudge._cli._common import check_outputs, echo_json, input_options, repo
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
     build_backends,
-    build_generator,
-    build_run_options,
     generator_options,
     json_option,
     judge_options,
-    open_cache,
     run_options,
+    run_with_generator,
     seed_option,
 )
 
@@ -54,14 +52,14 @@ def quantify(factors, cases, verdicts, gold, items, questions, calibration, no_p
     rewritten to show each factor in FACTORS (JSON list of {name, definition}, or a
     `discover --out` file) [hubj-bias-discovery §3.3, Algorithm 2]. Several judges share
     the criteria and rewrites (paid once) and form one bias profile."""
+    import asyncio
     import json
 
     from fairjudge._util._files import atomic_write
     from fairjudge.data import read_table
     from fairjudge.discovery import load_factor_definitions
     from fairjudge.discovery import quantify_async as run_quantify
-    from fairjudge.discovery._modules import SpendCapStop
-    from fairjudge.judges import GenerationSettings, RunReport
+    from fairjudge.judges import GenerationSettings
 
     if bool(cases) == bool(verdicts):
         raise click.UsageError("give either --cases or --verdicts (with --gold and --items)")
@@ -78,32 +76,22 @@ def quantify(factors, cases, verdicts, gold, items, questions, calibration, no_p
     if len(set(names)) != len(names):
         raise click.BadParameter("two --backend entries name the same judge",
                                  param_hint="--backend")
-    writer, settings, templates = build_generator(params)
-    cache, cache_path = open_cache(params)
-    report = RunReport()
-    options = build_run_options(params, progress_default=False)
 
-    async def run_all():
+    async def run_all(writer, modules):
         try:
             return {name: await run_quantify(
-                definitions, table, judge, writer, cache=cache, options=options,
-                report=report, calibration=calibration, placebo=not no_placebo,
-                templates=templates, rng=params["seed"],
-                judge_settings=GenerationSettings(max_tokens=16),
-                generator_settings=settings) for name, judge in zip(names, judges)}
+                definitions, table, judge, writer, calibration=calibration,
+                placebo=not no_placebo, rng=params["seed"],
+                judge_settings=GenerationSettings(max_tokens=16), **modules)
+                for name, judge in zip(names, judges)}
         finally:
             for backend in {id(b): b for b in [*judges, writer]}.values():
                 await backend.aclose()
 
-    import asyncio
-
-    try:
-        results = asyncio.run(run_all())
-    except SpendCapStop as stop:
-        click.echo(f"error: {stop}", err=True)
+    results = run_with_generator(params, lambda writer, modules: asyncio.run(
+        run_all(writer, modules)))
+    if results is None:
         return ExitCode.SPEND_CAP
-    finally:
-        cache.close()
     payload = {name: result.to_dict() for name, result in results.items()}
     payload = payload[names[0]] if len(names) == 1 else {"judges": payload}
     if out:
@@ -118,7 +106,6 @@ def quantify(factors, cases, verdicts, gold, items, questions, calibration, no_p
     if params["as_json"]:
         echo_json(payload)
         return
-    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
     click.echo("susceptibility (held-out flip rate at the effective intensity level) beside "
                "the placebo (flip rate towards a paraphrase: the judge's own noise)")
     for name, result in results.items():

@@ -28,6 +28,8 @@ _CRITERIA_SCHEMA = {
     "properties": {"likert_criteria": {
         "type": "object", "required": [str(level) for level in LEVELS],
         "properties": {str(level): {"type": "string", "minLength": 1} for level in LEVELS}}}}
+_VERIFY_SCHEMA = {"type": "object", "required": ["same_answer"],
+                  "properties": {"same_answer": {"type": "boolean"}}}
 _SCORE_SCHEMA = {"type": "object", "required": ["score"],
                  "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}}}
 
@@ -134,6 +136,24 @@ class ModuleCaller:
                                       f"after its re-asks: {'; '.join(result.errors)}")
         return {int(k): v for k, v in result.value["likert_criteria"].items()
                 if k.isdigit() and int(k) in LEVELS}
+
+    async def verified(self, questions, originals, rewrites) -> tuple[list, list]:
+        """The rewrites the verifier finds answer-preserving (the others become None), and
+        per rewrite checked (those not None, in order) its outcome: ``"kept"``,
+        ``"changed"`` or ``"failed"`` (no usable verifier reply: left out, and not counted
+        as a changed answer)."""
+        checked = [j for j, text in enumerate(rewrites) if text is not None]
+        results = await self.structured("hubj-verify", [
+            {"question": questions[j], "original": originals[j], "rewritten": rewrites[j]}
+            for j in checked], _VERIFY_SCHEMA)
+        kept, outcomes = list(rewrites), []
+        for j, result in zip(checked, results):
+            outcome = ("failed" if not result.ok else
+                       "kept" if result.value["same_answer"] else "changed")
+            outcomes.append(outcome)
+            if outcome != "kept":
+                kept[j] = None
+        return kept, outcomes
 
     async def scores(self, factor: BiasFactor, criteria: dict, questions, responses
                      ) -> np.ndarray:

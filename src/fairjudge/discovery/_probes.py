@@ -21,9 +21,6 @@ from fairjudge.discovery._modules import LEVELS, ModuleCaller, check_factors
 from fairjudge.discovery._templates import load_module_templates
 from fairjudge.judges import GenerationSettings, RunOptions, RunReport
 
-_VERIFY_SCHEMA = {"type": "object", "required": ["same_answer"],
-                  "properties": {"same_answer": {"type": "boolean"}}}
-
 
 def probe_kind_name(factor_name: str) -> str:
     """The probe kind of a factor: its name upper-cased, non-alphanumerics as ``_``."""
@@ -59,14 +56,9 @@ async def factor_probes_async(factors, records, generator, *, level: int = 5, cr
             {"bias_name": factor.name, "definition": factor.definition,
              "criterion": levels[level], "question": r.question, "answer": r.answer}
             for r in answers])
-        if verify:
-            checked = [i for i, text in enumerate(rewrites) if text is not None]
-            replies = await modules.structured("hubj-verify", [
-                {"question": answers[i].question, "original": answers[i].answer,
-                 "rewritten": rewrites[i]} for i in checked], _VERIFY_SCHEMA)
-            for i, reply in zip(checked, replies):
-                if not reply.ok or not reply.value["same_answer"]:
-                    rewrites[i] = None  # the answer changed (or unverified): no probe
+        if verify:  # a rewrite that changed the answer (or is unverified) gives no probe
+            rewrites, _ = await modules.verified([r.question for r in answers],
+                                                 [r.answer for r in answers], rewrites)
         lookup = {(r.question, r.answer): text for r, text in zip(answers, rewrites)}
         name = probe_kind_name(factor.name)
         register_probe_kind(factor_probe_kind(

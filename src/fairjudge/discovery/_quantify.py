@@ -37,9 +37,6 @@ from fairjudge.judges import GenerationSettings, RunOptions, RunReport
 from fairjudge.stats import Estimate
 from fairjudge.stats._agreement import wilson_interval
 
-_VERIFY_SCHEMA = {"type": "object", "required": ["same_answer"],
-                  "properties": {"same_answer": {"type": "boolean"}}}
-
 
 @dataclass(frozen=True)
 class FactorQuantification:
@@ -194,7 +191,9 @@ async def quantify_async(factors, cases: pd.DataFrame, judge, generator, *, cach
              "answer": cases["rejected"].iloc[i]} for i in positions])
         checks = None
         if verify:
-            rewrites, checks = await _verified(modules, cases, positions, rewrites)
+            rewrites, checks = await modules.verified(
+                [cases["question"].iloc[i] for i in positions],
+                [cases["rejected"].iloc[i] for i in positions], rewrites)
         return rewrites, checks
 
     out = []
@@ -262,28 +261,6 @@ def _check_counts(checks) -> dict:
     checks = list(checks or [])
     return {"kept": checks.count("kept"), "answer_changed": checks.count("changed"),
             "verifier_failed": checks.count("failed")}
-
-
-async def _verified(modules, cases, positions, rewrites):
-    """The rewrites the verifier finds answer-preserving (the others become None), and per
-    rewrite checked its outcome: ``"kept"``, ``"changed"`` or ``"failed"`` (no usable
-    verifier reply: left out, and not counted as a changed answer)."""
-    checked = [j for j, text in enumerate(rewrites) if text is not None]
-    results = await modules.structured("hubj-verify", [
-        {"question": cases["question"].iloc[positions[j]],
-         "original": cases["rejected"].iloc[positions[j]], "rewritten": rewrites[j]}
-        for j in checked], _VERIFY_SCHEMA)
-    kept, outcomes = list(rewrites), []
-    for j, result in zip(checked, results):
-        if not result.ok:
-            outcomes.append("failed")
-            kept[j] = None
-        elif result.value["same_answer"]:
-            outcomes.append("kept")
-        else:
-            outcomes.append("changed")
-            kept[j] = None
-    return kept, outcomes
 
 
 def _rate(y: np.ndarray, level: float = 0.95) -> Estimate:
