@@ -20,6 +20,7 @@ COMMANDS = {
     "compare": ("fairjudge._cli.compare", "compare"),
     "discover": ("fairjudge._cli.discover", "discover"),
     "quantify": ("fairjudge._cli.quantify", "quantify"),
+    "consensus": ("fairjudge._cli.consensus", "consensus"),
     "rank": ("fairjudge._cli.rank", "rank"),
     "report": ("fairjudge._cli.report", "report"),
     "winrate": ("fairjudge._cli.winrate", "winrate"),

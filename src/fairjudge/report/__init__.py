@@ -15,6 +15,7 @@ from fairjudge.report._audit import (
 )
 from fairjudge.report._experiment import format_topk_summary, render_topk_summary, write_topk_report
 from fairjudge.report._hubj import (
+                                     consensus_html,
                                      discovery_html,
                                      profile_tables,
                                      quantification_html,
@@ -51,6 +52,7 @@ __all__ = [
     "audit_html",
     "comparison_html",
     "comparison_tables",
+    "consensus_html",
     "discovery_html",
     "format_ablation_2x2",
     "format_bias_estimates",

@@ -104,7 +104,7 @@ def discovery_html(result, *, title: str = "fairjudge bias discovery",
                  *[(f"{k} calls without a usable reply", str(v))
                    for k, v in result.failures.items()]]
         sections.append(Section("Run", "facts", facts))
-    return render_html("hubj.html.j2", title=title, provenance=provenance, summary=summary,
+    return render_html("sections.html.j2", title=title, provenance=provenance, summary=summary,
                        sections=sections)
 
 
@@ -160,7 +160,7 @@ def quantification_html(profiles: dict, *, title: str = "fairjudge bias profile"
     summary = (f"{len(profiles)} judge(s), {rho.shape[1]} factor(s). A flip rate counts 1 "
                "when the judge picks the rewrite in both orders, 0.5 for a tie or an "
                "order-inconsistent pair.")
-    return render_html("hubj.html.j2", title=title, provenance=provenance, summary=summary,
+    return render_html("sections.html.j2", title=title, provenance=provenance, summary=summary,
                        sections=sections)
 
 
@@ -204,5 +204,55 @@ def winrate_html(result, *, baseline: str, title: str = "fairjudge win rates",
         notes.append("no query effects: fewer than two models share queries")
     summary = (f"Win rates against {baseline}, controlled for {result.control}. "
                + " ".join(notes))
-    return render_html("hubj.html.j2", title=title, provenance=provenance, summary=summary,
+    return render_html("sections.html.j2", title=title, provenance=provenance, summary=summary,
                        sections=sections)
+
+
+def consensus_html(result, *, title: str = "fairjudge consensus",
+                   provenance: Provenance | None = None) -> str:
+    """The report of :func:`fairjudge.consensus.consensus`: contestant scores with
+    intervals, the judge × contestant heatmap (UDA's Fig. 5), the dispersion across
+    judges, self-preference per judge and the correlation with human scores."""
+    scores = result.scores.copy()
+    board = pd.DataFrame({"score [95%]": [
+        f"{r.estimate:.0f}" + ("" if not np.isfinite(r.ci_low)
+                               else f" [{r.ci_low:.0f}, {r.ci_high:.0f}]")
+        for r in scores.itertuples()],
+        "s.d. across judges": [f"{result.inter_judge_sd.get(c, np.nan):.1f}"
+                               for c in scores.index]},
+        index=scores.index.rename("contestant"))
+    sections = [Section("Scores", "table", html_table(board),
+                        "Elo scale: 1000 + 400/ln 10 × (score − reference). s.d. across "
+                        "judges: of each judge's own scores, the dispersion a consensus "
+                        "should not hide.")]
+    judges = result.per_judge.T.rename_axis("judge")[list(scores.index)]
+    sections.append(Section("Each judge's scores", "heat",
+                            heat_table(judges, center=1000.0, digits=0),
+                            "A judge's position-aware Bradley–Terry scores on its own "
+                            "verdicts; hover a cell for its value."))
+    if len(result.self_preference.columns):
+        pref = result.self_preference
+        table = pd.DataFrame({
+            f"{name} [95%]": [
+                "n/a" if not np.isfinite(r[f"{name}_estimate"]) else
+                f"{r[f'{name}_estimate']:+.2f} [{r[f'{name}_ci_low']:+.2f}, "
+                f"{r[f'{name}_ci_high']:+.2f}]" for _, r in pref.iterrows()]
+            for name in ("self", "own")}, index=pref.index)
+        sections.append(Section(
+            "Self-preference (logits)", "table", html_table(table),
+            "self: when one answer is from the judge's model family and the other is not; "
+            "own: when one answer is the judge's own. Estimated jointly with quality, so "
+            "the scores above are free of it."))
+    if result.human_correlation:
+        facts = [(f"{method}, consensus",
+                  "{estimate:+.2f} [{ci_low:+.2f}, {ci_high:+.2f}] (n {n})".format(
+                      **figures["consensus"]))
+                 for method, figures in result.human_correlation.items()]
+        facts += [(f"{method}, mean over judges",
+                   f"{figures['mean_over_judges']:+.2f}" if figures["mean_over_judges"]
+                   is not None else "n/a")
+                  for method, figures in result.human_correlation.items()]
+        sections.append(Section("Agreement with the human scores", "facts", facts))
+    summary = f"Method: {result.method}. " + " ".join(result.notes)
+    return render_html("sections.html.j2", title=title, provenance=provenance,
+                       summary=summary, sections=sections)

@@ -1,0 +1,81 @@
+"""``fairjudge consensus``: one ranking of contestants from a panel of judges."""
+
+from __future__ import annotations
+
+import click
+
+from fairjudge._cli._common import check_outputs, echo_json, report_provenance
+from fairjudge._cli._options import json_option, seed_option
+
+
+@click.command()
+@click.argument("verdicts", type=click.Path(dir_okay=False))
+@click.option("--items", required=True, type=click.Path(dir_okay=False),
+              help="Answers with `source`: the contestant (model) that wrote each.")
+@click.option("--method", type=click.Choice(["joint", "pooled", "majority", "elo"]),
+              default="joint", show_default=True,
+              help="joint: one Bradley-Terry model with per-judge position and "
+                   "self-preference terms; pooled: every verdict as one judge's; majority: "
+                   "the judges' majority per pair; elo: UDA's baseline, per-judge Elo "
+                   "averaged.")
+@click.option("--human-scores", type=click.Path(dir_okay=False), default=None,
+              help="Table of contestant, score (human ratings): adds the correlation.")
+@click.option("--anchor", default=None,
+              help="Hold this contestant at 1000 (default: the mean contestant).")
+@click.option("--elo-k", type=click.FloatRange(min=0, min_open=True), default=16.0,
+              show_default=True, help="K of the sequential Elo baseline.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
+              help="Write an HTML report (scores, judge x contestant heatmap, "
+                   "self-preference).")
+@seed_option
+@json_option
+def consensus(verdicts, items, method, human_scores, anchor, elo_k, html_path, seed,
+              as_json):
+    """Score the contestants that judges compared in VERDICTS (answers mapped to their
+    --items `source`), per judge and in consensus [uda-consensus-elo]."""
+    from fairjudge._util._files import atomic_write
+    from fairjudge.consensus import consensus as run_consensus
+    from fairjudge.data import load_items, read_table
+
+    check_outputs({"--html": html_path}, {"VERDICTS": verdicts, "--items": items,
+                                         "--human-scores": human_scores}, tables=False)
+    human = None
+    if human_scores:
+        table = read_table(human_scores)
+        if not {"contestant", "score"} <= set(table.columns):
+            raise click.BadParameter("needs columns contestant, score",
+                                     param_hint="--human-scores")
+        human = table.set_index(table["contestant"].astype(str))["score"].astype(float)
+    result = run_consensus(verdicts, load_items(items), method=method, human_scores=human,
+                           anchor=anchor, elo_k=elo_k, rng=seed)
+    if html_path:
+        from fairjudge.report import consensus_html
+
+        with atomic_write(html_path) as handle:
+            handle.write(consensus_html(result, provenance=report_provenance(
+                verdicts, items, human_scores, seed=seed)))
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    click.echo(f"consensus of {result.per_judge.shape[1]} judges ({method}), Elo scale "
+               "with 95% intervals; s.d. = spread of the judges' own scores")
+    for contestant, row in result.scores.iterrows():
+        interval = "" if row.isna()["ci_low"] else f" [{row.ci_low:.0f}, {row.ci_high:.0f}]"
+        click.echo(f"  {contestant:<24} {row.estimate:7.0f}{interval:<14} s.d. "
+                   f"{result.inter_judge_sd.get(contestant, float('nan')):5.1f}")
+    if len(result.self_preference.columns):
+        click.echo("self-preference (logits; self = own family, own = own answers):")
+        for judge, row in result.self_preference.iterrows():
+            click.echo(f"  {judge:<24} self {row.self_estimate:+.2f} [{row.self_ci_low:+.2f}, "
+                       f"{row.self_ci_high:+.2f}]  own {row.own_estimate:+.2f} "
+                       f"[{row.own_ci_low:+.2f}, {row.own_ci_high:+.2f}]")
+    if result.human_correlation:
+        for name, figures in result.human_correlation.items():
+            c = figures["consensus"]
+            click.echo(f"{name} with the human scores: {c['estimate']:+.2f} "
+                       f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]; mean over judges "
+                       f"{figures['mean_over_judges']:+.2f}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    if html_path:
+        click.echo(f"wrote {html_path}")

@@ -1,0 +1,374 @@
+"""Many judges, one ranking of contestants [uda-consensus-elo; the multi-judge issue §2].
+
+The verdicts compare answers; a contestant is the model that wrote an answer (the item
+table's ``source``). :func:`contestant_verdicts` lifts answer-level verdicts to contestant
+level and adds per-verdict covariates: ``self`` (the answer's family is the judge's, by
+:func:`fairjudge.audit.model_family`; a judge or source of no known family is its own
+family) and ``own`` (the answer's source is the judge's own model). :func:`consensus`
+then scores the contestants by one of:
+
+``joint``
+    One Bradley–Terry model over every judge's verdicts: shared contestant quality theta,
+    and per judge a position term kappa_j and a self-preference term s_j on ``self``
+    (logits when one answer is the judge's family's and the other is not), with the
+    bias-aware model's Laplace posterior [bias-aware-active-topk §3]. Self-preference is
+    thus estimated jointly with quality instead of read off raw win rates, and removed from
+    the scores. A second fit on ``own`` gives own-answers-only self-preference.
+``pooled``
+    Bradley–Terry on every verdict as if one judge gave it (no judge terms).
+``majority``
+    Per question and pair of contestants, the majority of the judges' verdicts (both
+    orders counted), then Bradley–Terry.
+``elo``
+    UDA's baseline [uda-consensus-elo § Method]: per judge, sequential Elo over its verdicts
+    in a seeded order (K = ``elo_k``, initial rating 1000; the paper states neither), and
+    the mean over judges.
+
+Every method also reports each judge's own scores (a position-aware Bradley–Terry fit on
+that judge alone) and the standard deviation of a contestant's score across judges, the
+dispersion UDA sets out to reduce. Scores are on the Elo scale,
+``1000 + 400 / ln 10 * (theta - theta_ref)``: ``theta_ref`` is the mean over the
+contestants (sum-to-zero) or, with ``anchor``, one reference contestant held at 1000.
+With an anchor, adding a contestant to the panel moves the others only by what the new
+verdicts teach about them; with the mean, every score also shifts by the newcomer's
+distance from the old mean over the new count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.stats import Estimate
+
+METHODS = ("joint", "pooled", "majority", "elo")
+ELO_SCALE = 400.0 / np.log(10.0)
+
+
+def _family(name, families) -> str:
+    """A model's family; a name of no known family is its own family."""
+    from fairjudge.audit import model_family
+
+    return model_family(name, families) or str(name).lower().split(":", 1)[-1]
+
+
+def _model_name(name) -> str:
+    return str(name).lower().split(":", 1)[-1]
+
+
+def contestant_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame, *,
+                        families: dict | None = None) -> pd.DataFrame:
+    """Answer-level verdicts lifted to contestants, with self-preference covariates.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        A validated verdict table with a ``judge`` column.
+    items : pandas.DataFrame
+        Indexed by answer id with ``source`` (the contestant that wrote it).
+    families : dict, optional
+        Family -> name fragments (default :data:`fairjudge.audit.DEFAULT_FAMILIES`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The verdicts with ``item_a``/``item_b`` the contestants, the answers kept as
+        ``answer_a``/``answer_b``, and ``self_a``/``self_b`` (1 when the answer's family is
+        the judge's) and ``own_a``/``own_b`` (1 when the judge wrote it).
+
+    Raises
+    ------
+    FairjudgeInputError
+        Without a ``judge`` or ``source`` column, for an answer without a source, or a
+        verdict between two answers of one contestant.
+    """
+    if "source" not in items.columns:
+        raise FairjudgeInputError("the item table needs a `source` column: the contestant "
+                                  "(model) that wrote each answer")
+    if "judge" not in verdicts.columns:
+        raise FairjudgeInputError("the verdicts need a `judge` column: which judge gave each")
+    source = items["source"]
+    for column in ("item_a", "item_b"):
+        missing = ~verdicts[column].isin(source.dropna().index)
+        if missing.any():
+            raise FairjudgeInputError(f"answer {verdicts[column][missing].iloc[0]!r} has no "
+                                      "`source` in the item table")
+    first = source.reindex(verdicts["item_a"]).astype(str).to_numpy()
+    second = source.reindex(verdicts["item_b"]).astype(str).to_numpy()
+    same = first == second
+    if same.any():
+        raise FairjudgeInputError(f"verdict {int(np.flatnonzero(same)[0])} compares two "
+                                  f"answers of {first[same][0]!r}; a contestant cannot play "
+                                  "itself")
+    judges = verdicts["judge"].astype(str).to_numpy()
+    judge_family = {j: _family(j, families) for j in set(judges)}
+    source_family = {s: _family(s, families) for s in set(first) | set(second)}
+    out = verdicts.copy()
+    out["answer_a"], out["answer_b"] = verdicts["item_a"].to_numpy(), verdicts["item_b"].to_numpy()
+    out["item_a"], out["item_b"] = first, second
+    for side, names in (("a", first), ("b", second)):
+        out[f"self_{side}"] = [float(source_family[s] == judge_family[j])
+                               for s, j in zip(names, judges)]
+        out[f"own_{side}"] = [float(_model_name(s) == _model_name(j))
+                              for s, j in zip(names, judges)]
+    return out
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """Contestant scores from a panel of judges.
+
+    Attributes
+    ----------
+    method : str
+    scores : pandas.DataFrame
+        Per contestant (best first): ``estimate``, ``ci_low``, ``ci_high`` on the Elo
+        scale (no interval for ``elo``).
+    per_judge : pandas.DataFrame
+        Contestants × judges: each judge's own Elo-scale scores (NaN for a contestant a
+        judge never saw).
+    inter_judge_sd : pandas.Series
+        Per contestant, the standard deviation of its score across judges.
+    self_preference : pandas.DataFrame
+        Per judge (``joint`` only): the family-level term ``self`` and the own-answers-only
+        term ``own``, each ``estimate``, ``ci_low``, ``ci_high`` in logits; NaN where a
+        judge met no such pair.
+    human_correlation : dict or None
+        Pearson and Spearman correlation of the consensus scores, and the mean over
+        judges of each judge's, with the human scores.
+    notes : tuple of str
+    """
+
+    method: str
+    scores: pd.DataFrame
+    per_judge: pd.DataFrame
+    inter_judge_sd: pd.Series
+    self_preference: pd.DataFrame
+    human_correlation: dict | None = None
+    notes: tuple = ()
+    ranking: object = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        """The JSON of ``fairjudge consensus --json``."""
+        def finite(v):
+            return None if v is None or not np.isfinite(v) else float(v)
+
+        return {"method": self.method,
+                "scores": {c: {k: finite(r[k]) for k in ("estimate", "ci_low", "ci_high")}
+                           for c, r in self.scores.iterrows()},
+                "per_judge": {j: {c: finite(v) for c, v in column.items()}
+                              for j, column in self.per_judge.items()},
+                "inter_judge_sd": {c: finite(v) for c, v in self.inter_judge_sd.items()},
+                "self_preference": {j: {k: finite(r[k]) for k in r.index}
+                                    for j, r in self.self_preference.iterrows()},
+                **({"human_correlation": self.human_correlation}
+                   if self.human_correlation is not None else {}),
+                "notes": list(self.notes)}
+
+
+def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joint",
+              human_scores: pd.Series | None = None, families: dict | None = None,
+              elo_k: float = 16.0, anchor: str | None = None, level: float = 0.95,
+              rng=0) -> Consensus:
+    """Score the contestants of a judge panel; see the module docstring for the methods.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        Answer-level verdicts of several judges (``judge`` column).
+    items : pandas.DataFrame
+        Answers with their ``source`` (contestant).
+    method : {"joint", "pooled", "majority", "elo"}
+    human_scores : pandas.Series, optional
+        Contestant -> a human score (any scale): adds ``human_correlation``.
+    families : dict, optional
+        Family -> name fragments.
+    elo_k : float
+        K of the sequential Elo baseline.
+    anchor : str, optional
+        A contestant held at 1000 (default: the mean contestant is).
+    level : float
+    rng : seed
+        Seeds the Elo order.
+
+    Returns
+    -------
+    Consensus
+
+    Raises
+    ------
+    FairjudgeInputError
+        For an unknown method, missing columns, or contestants in disconnected groups.
+    """
+    from fairjudge import rank
+    from fairjudge.data import load_verdicts
+
+    if method not in METHODS:
+        raise FairjudgeInputError(f"unknown method {method!r}; choose one of "
+                                  f"{', '.join(METHODS)}")
+    table = contestant_verdicts(load_verdicts(verdicts), items, families=families)
+    table = table[table["winner"].isin(["a", "b", "tie"])].reset_index(drop=True)
+    _check_connected(table)
+    judges = sorted(table["judge"].astype(str).unique())
+    contestants = sorted(set(table["item_a"]) | set(table["item_b"]))
+    if anchor is not None and anchor not in contestants:
+        raise FairjudgeInputError(f"anchor {anchor!r} is not a contestant; have "
+                                  f"{', '.join(contestants)}")
+    notes = []
+    if len(judges) == 1:
+        notes.append(f"one judge ({judges[0]}): there is no dispersion across judges and "
+                     "no consensus beyond its own scores")
+    per_judge = {}
+    for judge in judges:
+        own = table[table["judge"] == judge]
+        ranking = rank(own, model="bias-aware", level=level, n_samples=200)
+        per_judge[judge] = _elo(ranking.scores, anchor).reindex(contestants)
+        unseen = [c for c in contestants if c not in ranking.scores.index]
+        if unseen:
+            notes.append(f"judge {judge} never saw {', '.join(unseen)}: no score of its own")
+    per_judge = pd.DataFrame(per_judge, index=pd.Index(contestants, name="contestant"))
+    spread = per_judge.std(axis=1, ddof=1) if len(judges) > 1 else \
+        pd.Series(np.nan, index=per_judge.index)
+    self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))
+    ranking = None
+    if method == "joint":
+        ranking = rank(table, model="bias-aware", covariates=["self"], level=level,
+                       n_samples=200)
+        scores = _with_intervals(ranking, anchor)
+        own_fit = rank(table, model="bias-aware", covariates=["own"], level=level,
+                       n_samples=200)
+        for name, fit in (("self", ranking), ("own", own_fit)):
+            rows = fit.bias[fit.bias["name"] == name].set_index("judge")
+            for column in ("estimate", "ci_low", "ci_high"):
+                self_pref[f"{name}_{column}"] = rows[column].reindex(judges).to_numpy()
+        no_pair = [j for j in judges if not _has_pair(table, j, "self")]
+        if no_pair:
+            notes.append(f"no verdict of {', '.join(no_pair)} compares its own family with "
+                         "another: its self-preference term is its prior (uninformative)")
+    elif method in ("pooled", "majority"):
+        source = table if method == "pooled" else _majority(table)
+        ranking = rank(source, model="naive", pool_judges=True, level=level, n_samples=200)
+        scores = _with_intervals(ranking, anchor)
+    else:
+        ratings = pd.DataFrame({judge: _sequential_elo(table[table["judge"] == judge],
+                                                       contestants, elo_k, rng)
+                                for judge in judges})
+        if anchor is not None:
+            ratings = ratings - ratings.loc[anchor] + 1000.0
+        mean = ratings.mean(axis=1)
+        scores = pd.DataFrame({"estimate": mean, "ci_low": np.nan, "ci_high": np.nan})
+        per_judge = ratings.rename_axis("contestant")
+        spread = ratings.std(axis=1, ddof=1) if len(judges) > 1 else spread
+    scores = scores.sort_values("estimate", ascending=False).rename_axis("contestant")
+    correlation = None
+    if human_scores is not None:
+        correlation = _human_correlation(scores["estimate"], per_judge, human_scores, level)
+    return Consensus(method, scores, per_judge, spread, self_pref, correlation,
+                     tuple(notes), ranking)
+
+
+def _elo(scores: pd.Series, anchor: str | None = None) -> pd.Series:
+    """Logit scores on the Elo scale, the anchor (or the mean) at 1000."""
+    reference = scores.mean() if anchor is None or anchor not in scores.index \
+        else scores[anchor]
+    return 1000.0 + ELO_SCALE * (scores - reference)
+
+
+def _with_intervals(ranking, anchor: str | None) -> pd.DataFrame:
+    """Elo-scale scores with Laplace intervals: of the score from the mean contestant, or
+    with an anchor of the difference from it (the anchor itself has none)."""
+    frame = ranking.to_frame()
+    if anchor is None:
+        return pd.DataFrame({"estimate": frame["elo"], "ci_low": frame["elo_ci_low"],
+                             "ci_high": frame["elo_ci_high"]})
+    rows = {}
+    for contestant in frame.index:
+        if contestant == anchor:
+            rows[contestant] = (1000.0, np.nan, np.nan)
+            continue
+        d = ranking.difference(contestant, anchor)
+        rows[contestant] = tuple(1000.0 + ELO_SCALE * v for v in (d.estimate, d.ci_low,
+                                                                  d.ci_high))
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "ci_low",
+                                                                 "ci_high"])
+
+
+def _has_pair(table: pd.DataFrame, judge: str, name: str) -> bool:
+    rows = table[table["judge"] == judge]
+    return bool((rows[f"{name}_a"] != rows[f"{name}_b"]).any())
+
+
+def _check_connected(table: pd.DataFrame) -> None:
+    """Contestants must form one comparison graph: scores in two groups share no scale."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    names, codes = np.unique(np.r_[table["item_a"], table["item_b"]], return_inverse=True)
+    n = len(table)
+    graph = coo_matrix((np.ones(n), (codes[:n], codes[n:])), shape=(len(names),) * 2)
+    count, labels = connected_components(graph, directed=False)
+    if count > 1:
+        groups = [", ".join(names[labels == g][:4]) for g in range(count)]
+        raise FairjudgeInputError(f"the contestants fall into {count} groups no verdict "
+                                  f"connects ({'; '.join(groups)}): their scores share no "
+                                  "scale")
+
+
+def _majority(table: pd.DataFrame) -> pd.DataFrame:
+    """One verdict per question and contestant pair: the side most judge verdicts chose
+    (a tie when they split evenly)."""
+    winner = np.where(table["winner"] == "a", table["item_a"],
+                      np.where(table["winner"] == "b", table["item_b"], ""))
+    low = np.minimum(table["item_a"], table["item_b"])
+    high = np.maximum(table["item_a"], table["item_b"])
+    question = table["question_id"].astype(str) if "question_id" in table.columns \
+        else pd.Series("", index=table.index)
+    votes = pd.DataFrame({"question": question.to_numpy(), "low": low, "high": high,
+                          "for_low": (winner == low).astype(float),
+                          "for_high": (winner == high).astype(float)})
+    grouped = votes.groupby(["question", "low", "high"], sort=True)[["for_low", "for_high"]]
+    counts = grouped.sum().reset_index()
+    outcome = np.where(counts["for_low"] > counts["for_high"], "a",
+                       np.where(counts["for_low"] < counts["for_high"], "b", "tie"))
+    return pd.DataFrame({"item_a": counts["low"], "item_b": counts["high"],
+                         "winner": outcome, "judge": "majority",
+                         "question_id": counts["question"]})
+
+
+def _sequential_elo(rows: pd.DataFrame, contestants: list, k: float, rng) -> pd.Series:
+    """Online Elo over one judge's verdicts in a seeded order (ties score 0.5)."""
+    rating = dict.fromkeys(contestants, 1000.0)
+    order = as_generator(rng).permutation(len(rows))
+    a, b, w = (rows[c].to_numpy() for c in ("item_a", "item_b", "winner"))
+    for i in order:
+        expected = 1.0 / (1.0 + 10 ** ((rating[b[i]] - rating[a[i]]) / 400.0))
+        score = 1.0 if w[i] == "a" else 0.0 if w[i] == "b" else 0.5
+        rating[a[i]] += k * (score - expected)
+        rating[b[i]] -= k * (score - expected)
+    seen = set(a) | set(b)
+    return pd.Series({c: rating[c] if c in seen else np.nan for c in contestants})
+
+
+def _human_correlation(consensus_scores: pd.Series, per_judge: pd.DataFrame,
+                       human: pd.Series, level: float) -> dict:
+    from fairjudge.stats._correlation import correlation
+
+    human = pd.Series(human, dtype=float)
+    common = [c for c in consensus_scores.index if c in human.index]
+    if len(common) < 4:
+        raise FairjudgeInputError(f"human scores cover {len(common)} contestants; a "
+                                  "correlation needs at least 4")
+    out = {}
+    for method in ("pearson", "spearman"):
+        r = correlation(consensus_scores[common], human[common], method=method, level=level)
+        judges = [correlation(per_judge.loc[common, j], human[common], method=method,
+                              level=level).statistic for j in per_judge.columns
+                  if per_judge.loc[common, j].notna().all()]
+        out[method] = {"consensus": Estimate(r.statistic, r.interval.low, r.interval.high,
+                                             len(common), level, "fisher z").as_dict(),
+                       "mean_over_judges": float(np.mean(judges)) if judges else None}
+    return out
