@@ -174,8 +174,56 @@ def test_stage_one_covariance_is_the_inverse_hessian():
                          for j in range(size)] for i in range(size)])
     inverse = np.linalg.inv(hessian)[6:, 6:]
     centring = np.eye(len(names)) - 1 / len(names)
-    np.testing.assert_allclose(fit.covariance, centring @ inverse @ centring, atol=2e-3)
+    np.testing.assert_allclose(fit.covariance.dense(), centring @ inverse @ centring,
+                               atol=2e-3)
     np.testing.assert_allclose(fit.gamma, optimum[6:] - optimum[6:].mean(), atol=1e-4)
+
+
+def test_one_degenerate_model_does_not_take_the_others_down():
+    """A model whose differential never varies (phi unidentified) leaves Stage I's Newton
+    steps singular; the fit falls back and only that model lacks controlled figures."""
+    table, _ = simulate(8, n_models=4, n_queries=120)
+    table.loc[table["model"] == "m3", "control_model"] = 0.0
+    result = win_rates(table, standardize=False).table
+    assert result.loc[["m0", "m1", "m2"], "controlled_win_rate"].notna().all()
+    assert (result.loc[["m0", "m1", "m2"], "controlled_win_rate_low"]
+            < result.loc[["m0", "m1", "m2"], "controlled_win_rate_high"]).all()
+
+
+def test_the_anchored_stage_one_never_gives_point_intervals():
+    """Without a prior (the paper's anchor) a query every model wins has no finite effect,
+    so Stage I has no finite covariance: the intervals then hold the query effects fixed,
+    and say so, instead of collapsing to a point."""
+    table, _ = simulate(9, n_models=3, n_queries=60)
+    table.loc[table["query"] == "q5", "preference"] = 1.0
+    with pytest.warns(Warning):
+        result = win_rates(table, standardize=False, query_prior_precision=0.0)
+    rows = result.table
+    assert (rows["controlled_win_rate_low"] < rows["controlled_win_rate"]).all()
+    assert (rows["controlled_win_rate"] < rows["controlled_win_rate_high"]).all()
+    assert any("no finite covariance" in note for note in result.notes)
+
+
+def test_fit_unit_names_a_wrong_covariance_argument():
+    from fairjudge.winrate._glm import fit_query_effects
+
+    table, _ = simulate(10, n_models=2, n_queries=30)
+    units, _ = pd.factorize(table["model"])
+    queries, names = pd.factorize(table["query"])
+    y, t = table["preference"].to_numpy(float), np.tanh(table["control_model"].to_numpy())
+    stage1 = fit_query_effects(y, units, queries, t, n_units=2, n_queries=len(names))
+    mine = units == 0
+    gamma = stage1.gamma[queries[mine]]
+    with pytest.raises(FairjudgeInputError, match="must be the QueryEffects.covariance"):
+        fit_unit(y[mine], t[mine], gamma, queries[mine], stage1.covariance.dense())
+    with pytest.raises(FairjudgeInputError, match="needs `query`"):
+        fit_unit(y[mine], t[mine], gamma, None, stage1.covariance)
+    with pytest.raises(FairjudgeInputError, match="integer codes in"):
+        fit_unit(y[mine], t[mine], gamma, queries[mine] + 100, stage1.covariance)
+    with_uncertainty = fit_unit(y[mine], t[mine], gamma, queries[mine], stage1.covariance)
+    fixed = fit_unit(y[mine], t[mine], gamma)
+    np.testing.assert_allclose(with_uncertainty.coef, fixed.coef)
+    assert with_uncertainty.controlled_se > fixed.controlled_se
 
 
 def test_a_single_model_has_no_query_effect():

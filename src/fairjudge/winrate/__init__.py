@@ -10,7 +10,13 @@ assumptions and the choices the papers leave open are documented in
 :mod:`fairjudge.winrate._glm`.
 """
 
-from fairjudge.winrate._glm import QueryEffects, UnitFit, fit_query_effects, fit_unit
+from fairjudge.winrate._glm import (
+    QueryCovariance,
+    QueryEffects,
+    UnitFit,
+    fit_query_effects,
+    fit_unit,
+)
 from fairjudge.winrate._winrate import (
     PREFERENCE_COLUMNS,
     WinRates,
@@ -21,6 +27,7 @@ from fairjudge.winrate._winrate import (
 
 __all__ = [
     "PREFERENCE_COLUMNS",
+    "QueryCovariance",
     "QueryEffects",
     "UnitFit",
     "WinRates",

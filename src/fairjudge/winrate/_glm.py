@@ -59,15 +59,15 @@ from fairjudge.stats import logistic_regression
 @dataclass(frozen=True)
 class QueryEffects:
     """Stage I: centred query effects ``gamma`` (shape ``(n_queries,)``), the anchor query's
-    index (-1 when the prior fixes the level instead), whether the optimiser converged, and
-    the covariance of the centred ``gamma`` (shape ``(n_queries, n_queries)``: the inverse
-    Hessian of the penalised likelihood, a Laplace approximation of their posterior; None
-    when it is singular), and the prior precision 1/tau^2 used (estimated or given)."""
+    index (-1 when the prior fixes the level instead), whether the optimiser converged, the
+    covariance of the centred ``gamma`` (:class:`QueryCovariance`: the inverse Hessian of
+    the penalised likelihood, a Laplace approximation of their posterior, kept in blocks;
+    None when it is singular or not finite), and the prior precision used."""
 
     gamma: np.ndarray
     anchor: int
     converged: bool
-    covariance: np.ndarray | None = None
+    covariance: QueryCovariance | None = None
     precision: float = float("nan")
 
 
@@ -94,10 +94,41 @@ class _Blocks:
                                                                           / self.queries))
         return np.concatenate([x_units, (g_queries - self.cross.T @ x_units) / self.queries])
 
-    def query_covariance(self) -> np.ndarray:
-        """The query block of ``H^-1``: D^-1 + D^-1 B' S^-1 B D^-1."""
-        scaled = self.cross / self.queries  # B D^-1
-        return np.diag(1.0 / self.queries) + scaled.T @ np.linalg.solve(self._schur(), scaled)
+
+@dataclass(frozen=True)
+class QueryCovariance:
+    """The covariance V of the centred query effects, C H^-1_gamma C (C = I - 11'/Q), in
+    the blocks of Stage I's Hessian: O(units x queries) numbers instead of Q^2. Its
+    quadratic forms M V M' are all Stage II needs.
+
+    Attributes
+    ----------
+    blocks : _Blocks
+        The Hessian at the optimum (free query effects).
+    anchored : bool
+        gamma_0 is fixed at 0 (the paper's anchor): it has no variance.
+    n_queries : int
+    """
+
+    blocks: _Blocks
+    anchored: bool
+    n_queries: int
+
+    def quadratic(self, gradients) -> np.ndarray:
+        """``M V M'`` for per-query gradients ``M`` of shape ``(k, n_queries)``; shape
+        ``(k, k)``."""
+        m = np.atleast_2d(np.asarray(gradients, float))
+        m = m - m.mean(axis=1, keepdims=True)  # M C: the effects are centred
+        if self.anchored:
+            m = m[:, 1:]
+        b = self.blocks
+        scaled = m / b.queries  # M D^-1
+        cross = scaled @ b.cross.T  # M D^-1 B'
+        return scaled @ m.T + cross @ np.linalg.solve(b._schur(), cross.T)
+
+    def dense(self) -> np.ndarray:
+        """V itself, shape ``(n_queries, n_queries)`` (for small problems and tests)."""
+        return self.quadratic(np.eye(self.n_queries))
 
 
 def _stage_one_blocks(w, t, unit, query, n_units, n_queries, prior, anchored) -> _Blocks:
@@ -215,17 +246,24 @@ def fit_query_effects(y, unit, query, tanh_delta, *, n_units: int, n_queries: in
     else:
         precision = float(query_prior_precision)
         params, converged = newton(params, precision)
+        if not converged:  # e.g. a unit whose differential never varies: phi unidentified
+            result = optimize.minimize(lambda x: loss(x, precision), np.zeros(k + n_free),
+                                       jac=True, method="L-BFGS-B",
+                                       options={"maxiter": 5000, "gtol": 1e-9,
+                                                "ftol": 1e-14})
+            params, converged = result.x, bool(result.success)
     gamma = unpack(params)[2]
     covariance = None
-    try:
-        inverse = hessian(params, precision).query_covariance()
-        if anchored:  # gamma_0 = 0 has no variance
-            inverse = np.pad(inverse, ((1, 0), (1, 0)))
-        # The centred effects C gamma, C = I - 11'/n.
-        centred = inverse - inverse.mean(axis=0, keepdims=True)
-        covariance = centred - centred.mean(axis=1, keepdims=True)
-    except np.linalg.LinAlgError:
-        pass
+    blocks = hessian(params, precision)
+    # A query every unit wins has w = 0 and, without a prior, no finite variance; a unit
+    # whose differential never varies leaves the Schur complement singular.
+    if np.all(blocks.queries > 0):
+        with np.errstate(all="ignore"):
+            try:
+                np.linalg.cholesky(blocks._schur())
+                covariance = QueryCovariance(blocks, anchored, n_queries)
+            except np.linalg.LinAlgError:
+                pass
     return QueryEffects(gamma - gamma.mean(), 0 if anchored else -1, converged, covariance,
                         precision)
 
@@ -274,11 +312,11 @@ class UnitFit:
     n: int
 
 
-def fit_unit(y, tanh_delta, gamma=None, gamma_covariance=None) -> UnitFit:
+def fit_unit(y, tanh_delta, gamma=None, query=None, query_covariance=None) -> UnitFit:
     """Stage II: ``y ~ sigma(theta + phi tanh_delta [+ psi gamma])`` by maximum likelihood,
     and the raw and controlled win rates with their standard errors.
 
-    With ``gamma_covariance`` the standard errors carry the Stage I uncertainty of the
+    With ``query_covariance`` the standard errors carry the Stage I uncertainty of the
     query effects too (two-step M-estimation, Murphy and Topel 1985): linearising the
     score equations s(beta, gamma) = 0 gives beta_hat - beta = I^-1 s + I^-1 D (gamma_hat -
     gamma) with D = ds/dgamma, and a rate g(beta, gamma) varies by
@@ -297,8 +335,13 @@ def fit_unit(y, tanh_delta, gamma=None, gamma_covariance=None) -> UnitFit:
     gamma : array_like, shape (n,), optional
         The query effect of each preference's query (Stage I), in logits; None drops the
         term.
-    gamma_covariance : array_like, shape (n, n), optional
-        Covariance of those query effects (rows of one query share its variance).
+    query : array_like of int, shape (n,), optional
+        Each preference's query, as a code into Stage I's queries (with
+        ``query_covariance``).
+    query_covariance : QueryCovariance, optional
+        The Stage I covariance of the query effects (:attr:`QueryEffects.covariance`).
+        A query no other unit judged keeps its prior variance, which widens the
+        intervals.
 
     Returns
     -------
@@ -313,6 +356,8 @@ def fit_unit(y, tanh_delta, gamma=None, gamma_covariance=None) -> UnitFit:
         estimate), or the covariates are collinear.
     """
     y, t = np.asarray(y, float), np.asarray(tanh_delta, float)
+    if query_covariance is not None:
+        query = _checked_queries(query, len(y), query_covariance, gamma)
     columns = [t] if gamma is None else [t, np.asarray(gamma, float)]
     X = np.column_stack(columns)
     fit = logistic_regression(X, y)
@@ -330,15 +375,20 @@ def fit_unit(y, tanh_delta, gamma=None, gamma_covariance=None) -> UnitFit:
     bias = fitted - controlled
     # share = bias / fitted: quotient rule on the gradients.
     grad_share = (grad_bias * fitted - bias * grad_full) / fitted ** 2
-    covariance, variance_of_gamma, spread = information_inverse, None, None
+    covariance, spread = information_inverse, None
     psi = beta[2] if gamma is not None else 0.0
-    if gamma is not None and gamma_covariance is not None:
-        variance_of_gamma = np.asarray(gamma_covariance, float)
+    n_queries = 0 if query_covariance is None else query_covariance.n_queries
+
+    def per_query(rows):
+        """Row-level gradients (k, n) summed per query: shape (k, n_queries)."""
+        return np.array([np.bincount(query, r, n_queries) for r in np.atleast_2d(rows)])
+
+    if query_covariance is not None:
         # D = ds/dgamma per row: -w psi x (eta moves) + (y - p) e_psi (the regressor moves).
         score_gamma = -(w_full * psi)[None, :] * design.T
         score_gamma[2] += y - p_full
-        spread = information_inverse @ score_gamma  # (k, n)
-        covariance = information_inverse + spread @ variance_of_gamma @ spread.T
+        spread = information_inverse @ score_gamma  # (k, n): d beta_hat / d gamma_row
+        covariance = information_inverse + query_covariance.quadratic(per_query(spread))
     # Per-row derivatives of the rates in gamma.
     gamma_zero, gamma_full = w_zero * psi / n, w_full * psi / n
     gamma_bias = gamma_full - gamma_zero
@@ -346,15 +396,34 @@ def fit_unit(y, tanh_delta, gamma=None, gamma_covariance=None) -> UnitFit:
 
     def se(grad, grad_gamma):
         value = grad @ information_inverse @ grad
-        if variance_of_gamma is not None:
-            h = grad @ spread + grad_gamma
-            value += h @ variance_of_gamma @ h
+        if query_covariance is not None:
+            value += query_covariance.quadratic(per_query(grad @ spread + grad_gamma))[0, 0]
         return float(np.sqrt(max(value, 0.0)))
 
     return UnitFit(beta, covariance, float(y.mean()),
                    float(y.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
                    controlled, se(grad_zero, gamma_zero), bias, se(grad_bias, gamma_bias),
                    bias / fitted, se(grad_share, gamma_share), n)
+
+
+def _checked_queries(query, n: int, covariance, gamma) -> np.ndarray:
+    """The query codes that go with a Stage I covariance, or a clear error."""
+    if not isinstance(covariance, QueryCovariance):
+        raise FairjudgeInputError("`query_covariance` must be the QueryEffects.covariance of "
+                                  f"Stage I; got {type(covariance).__name__}")
+    if gamma is None:
+        raise FairjudgeInputError("`query_covariance` needs `gamma`: the query effects it "
+                                  "describes")
+    if query is None:
+        raise FairjudgeInputError("`query_covariance` needs `query`: each preference's query "
+                                  "code")
+    query = np.asarray(query)
+    if query.shape != (n,) or not np.issubdtype(query.dtype, np.integer) or (
+            n and (query.min() < 0 or query.max() >= covariance.n_queries)):
+        raise FairjudgeInputError(f"`query` must hold {n} integer codes in "
+                                  f"[0, {covariance.n_queries}); got shape {query.shape}, "
+                                  f"dtype {query.dtype}")
+    return query.astype(np.int64)
 
 
 def check_preferences(y) -> np.ndarray:

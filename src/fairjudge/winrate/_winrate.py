@@ -279,12 +279,28 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
         delta = np.divide(delta, scale, out=np.zeros_like(delta), where=scale > 0)
     t = np.tanh(delta)
     query_codes, queries = pd.factorize(frame["query"])
-    gamma, gamma_covariance, notes = None, {}, []
+    gamma, notes, fits, with_stage_one = None, [], {}, {}
+
+    def stage_two(code, covariance):
+        """Fit unit ``code`` now, while its Stage I covariance is at hand (it holds
+        O(units x queries) numbers, so one is kept at a time)."""
+        mask = unit_codes == code
+        with_stage_one[code] = covariance is not None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", FairjudgeWarning)
+                fits[code] = fit_unit(
+                    y[mask], t[mask], None if gamma is None else gamma[mask],
+                    query=None if covariance is None else query_codes[mask],
+                    query_covariance=covariance)
+        except (ValueError, FairjudgeWarning) as err:
+            fits[code] = err
+
     shared = pd.Series(unit_codes).groupby(query_codes).nunique().max() > 1
     if len(models) > 1 and not shared:
         notes.append("no query was judged for two models, so there is no shared query "
                      "effect to estimate: it is dropped")
-    elif len(models) > 1:
+    if len(models) > 1 and shared:
         gamma = np.zeros(len(y))
         # Cross-fitted: each model's query effects from the other models' preferences; or
         # the paper's Stage I, once over every model.
@@ -301,9 +317,16 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                            "controlled win rates rest on unconverged query effects")
                 warnings.warn(message, ConvergenceWarning, stacklevel=2)
                 notes.append(message)
+            if stage1.covariance is None:
+                notes.append("the Stage I query effects have no finite covariance (a query "
+                             "every model wins, or one no other model judged, without a "
+                             "prior): intervals hold them fixed")
             gamma[target] = stage1.gamma[query_codes[target]]
             for unit in (range(len(models)) if code is None else [code]):
-                gamma_covariance[unit] = stage1.covariance
+                stage_two(unit, stage1.covariance)
+    else:
+        for code in range(len(models)):
+            stage_two(code, None)
     rows, estimates = {}, {}
     for code, model in enumerate(models):
         mask = unit_codes == code
@@ -314,13 +337,9 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
             else float("nan")
         figures = {"win_rate": _share_estimate(float(y[mask].mean()), raw_se, row["n"], level,
                                                "AlpacaEval standard error, logit scale")}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", FairjudgeWarning)
-                fit = fit_unit(y[mask], t[mask], None if gamma is None else gamma[mask],
-                               _row_covariance(gamma_covariance.get(code), query_codes[mask]))
-        except (ValueError, FairjudgeWarning) as err:
-            row["note"] = f"controlled win rate not estimable: {err}"
+        fit = fits[code]
+        if isinstance(fit, Exception):
+            row["note"] = f"controlled win rate not estimable: {fit}"
             for name in ("controlled_win_rate", "bias", "bias_share"):
                 figures[name] = Estimate(np.nan, np.nan, np.nan, row["n"], level, "")
         else:
@@ -330,7 +349,7 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                        theta_se=errors[0], phi_se=errors[1],
                        psi_se=errors[2] if gamma is not None else np.nan)
             method = ("delta method (Stage II covariance with the Stage I query-effect "
-                      "uncertainty)" if gamma is not None else
+                      "uncertainty)" if with_stage_one[code] else
                       "delta method (Stage II covariance)")
             figures["controlled_win_rate"] = _share_estimate(
                 fit.controlled, fit.controlled_se, row["n"], level, method + ", logit scale")
@@ -354,16 +373,12 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                     tuple(dict.fromkeys(notes)))
 
 
-def _row_covariance(covariance, queries):
-    """The query effects' covariance between the rows of one unit (None passes through)."""
-    if covariance is None:
-        return None
-    return covariance[np.ix_(queries, queries)]
-
-
 def _percent(value: float, se: float, n: int, level: float, method: str, *,
              high: float = np.inf) -> Estimate:
-    """``value`` (a share) in percent with its normal interval, capped at ``high``."""
+    """``value`` (a share) in percent with its normal interval, capped at ``high`` (NaN
+    bounds without a finite standard error)."""
+    if not np.isfinite(se):
+        return Estimate(100 * value, np.nan, np.nan, n, level, method)
     interval = normal_interval(100 * value, 100 * se, level)
     return Estimate(100 * value, interval.low, min(interval.high, high), n, level, method)
 
@@ -372,7 +387,9 @@ def _share_estimate(share: float, se: float, n: int, level: float, method: str) 
     """A rate in percent with a normal interval on the logit scale (the delta method
     carries ``se`` there), so the interval stays inside (0, 100); a rate of exactly 0 or 1
     keeps its point interval."""
-    if not 0 < share < 1 or not np.isfinite(se):
+    if not np.isfinite(se):
+        return Estimate(100 * share, np.nan, np.nan, n, level, method)
+    if not 0 < share < 1:
         return Estimate(100 * share, 100 * share, 100 * share, n, level, method)
     logit = np.log(share / (1 - share))
     interval = normal_interval(logit, se / (share * (1 - share)), level)
