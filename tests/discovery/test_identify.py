@@ -39,6 +39,7 @@ EXPERT = "As a certified expert with twenty years of practice, I can confirm thi
 BULLETS = "\n- first point\n- second point\n- third point"
 N_CASES = 60
 CALLS = []  # (module, prompt) of every scripted reply
+SCRIPT = {}  # variations of the scripted generator, set by a test
 
 
 def planted(i: int) -> tuple[bool, bool]:
@@ -82,6 +83,8 @@ def scripted(prompt: str):
         examples = section(prompt, "Feature Examples:\n", "\n\nPrevious Factors:")
         factors = [{"name": "Emoji Usage",
                     "definition": "The tendency to favor responses decorated with emoji."}]
+        if SCRIPT.get("one_at_a_time") and "expert" in examples:
+            examples = examples.replace("list", "")  # the list factor waits a round
         if "expert" in examples:
             factors += [
                 {"name": "Expert Authority", "definition":
@@ -99,7 +102,8 @@ def scripted(prompt: str):
         numbers = dict(re.findall(r"^(\d+)\. ([^:]+):", listing, flags=re.M)[::1])
         by_name = {name: int(n) for n, name in numbers.items()}
         target = ("Expert Authority" if "expert" in feature.lower()
-                  else "List Formatting" if "list" in feature.lower() else None)
+                  else "List Formatting" if "list" in feature.lower()
+                  else "Emoji Usage" if SCRIPT.get("noise_to_emoji") else None)
         CALLS.append(("assign", prompt))
         return json.dumps({"assignments": by_name.get(target, 0)})
     if "Generate Likert-scale criteria" in prompt:
@@ -139,6 +143,7 @@ def cases(n=N_CASES) -> pd.DataFrame:
 @pytest.fixture
 def server():
     CALLS.clear()
+    SCRIPT.clear()
     with FakeProviderServer(seed=0, first_slot_lean=0.0, responder=scripted) as fake:
         yield fake
 
@@ -175,6 +180,34 @@ def test_planted_factors_are_found_and_the_unplanted_one_is_not(server, tmp_path
         planted_features / (planted_features + len(calibration)))
     # Iteration 2 sees only noise features, proposes nothing new, and stops.
     assert list(result.history["note"]) == ["", "no new factor"]
+
+
+def test_a_chosen_factor_the_cases_do_not_support_fails_validation(server, tmp_path):
+    """G_assign gives the noise features to Emoji Usage, so greedy coverage chooses it;
+    held out, the scorer finds no emoji on either side: mean delta 0, Holm p 1."""
+    SCRIPT["noise_to_emoji"] = True
+    result = run(server, tmp_path)
+    found = {f.name: f for f in result.factors}
+    assert set(found) == {"Expert Authority", "List Formatting", "Emoji Usage"}
+    assert found["Emoji Usage"].coverage > 0
+    assert found["Emoji Usage"].mean_delta.estimate == 0.0
+    assert found["Emoji Usage"].p_adjusted == 1.0
+    significant = {f.name for f in result.factors if f.p_adjusted < 0.05}
+    assert significant == {"Expert Authority", "List Formatting"}
+
+
+def test_later_iterations_grow_the_pool_from_uncovered_features(server, tmp_path):
+    """Iteration 1 proposes the expert factor only; the list features stay uncovered, and
+    iteration 2, clustering just those, proposes the list factor."""
+    SCRIPT["one_at_a_time"] = True
+    result = run(server, tmp_path)
+    pool = result.candidates.set_index("name")
+    assert pool.loc["Expert Authority", "iteration"] == 1
+    assert pool.loc["List Formatting", "iteration"] == 2
+    assert {f.name for f in result.factors} == {"Expert Authority", "List Formatting"}
+    history = result.history.set_index("iteration")
+    assert history.loc[2, "features clustered"] < history.loc[1, "features clustered"]
+    assert history.loc[2, "coverage"] > history.loc[1, "coverage"]
 
 
 def test_novelty_correlates_with_the_reference_factors(server, tmp_path):
@@ -229,7 +262,7 @@ def test_a_spend_cap_stops_identification_without_paying_past_it(server, tmp_pat
     rerun = RunReport()
     run(server, tmp_path, report=rerun,
         options=RunOptions(max_cost=1000.0, prices=prices, backoff_base=0.001))
-    assert rerun.cache_hits >= report.fresh
+    assert rerun.cache_hits >= report.fresh and rerun.cost <= 1000.0
 
 
 def test_bad_cases_are_named():
@@ -442,5 +475,11 @@ def test_empty_case_sets_say_why(tmp_path, capsys):
     one = tmp_path / "one.csv"
     pd.read_csv(paths["verdicts"]).query("judge == 'j1'").to_csv(one, index=False)
     main(["discover", str(one), "--gold", str(paths["gold"]), "--items", str(paths["items"]),
-          "--offline"])
+          "--offline"])  # 6 cases are too few to split: exit 2, after saying whose they are
     assert "the only one (a consensus needs two or more)" in capsys.readouterr().err
+    # Two strategies of one judge would mix their orders.
+    mixed = pd.read_csv(paths["verdicts"]).assign(strategy=lambda t: ["B0", "S1"] * (len(t) // 2))
+    mixed.to_csv(tmp_path / "mixed.csv", index=False)
+    assert main(["discover", str(tmp_path / "mixed.csv"), "--gold", str(paths["gold"]),
+                 "--items", str(paths["items"]), "--offline"]) == 2
+    assert "has verdicts of several strategies (B0, S1)" in capsys.readouterr().err

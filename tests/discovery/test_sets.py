@@ -4,6 +4,8 @@ sets across judges, pairs set aside with their reason, seeded splits."""
 import pandas as pd
 import pytest
 
+from fairjudge._util._warnings import FairjudgeInputError
+
 from fairjudge.audit import load_gold
 from fairjudge.data import load_verdicts
 from fairjudge.discovery import AGREE, DISAGREE, human_agreement, split_sets
@@ -103,8 +105,13 @@ def test_recorded_datasets_sort_every_pair(name):
     from fairjudge.data import load_recorded
 
     bench = load_recorded(name)
-    result = human_agreement(bench.verdicts, bench.gold)
+    verdicts = bench.verdicts
+    if "strategy" in verdicts.columns and verdicts["strategy"].nunique() > 1:
+        with pytest.raises(FairjudgeInputError, match="several strategies"):
+            human_agreement(verdicts, bench.gold)
+        verdicts = verdicts[verdicts["strategy"] == verdicts["strategy"].iloc[0]]
+    result = human_agreement(verdicts, bench.gold)
     counts = result.counts()
-    judged = bench.verdicts.groupby("judge")["pair_id"].nunique()
+    judged = verdicts.groupby("judge")["pair_id"].nunique()
     assert (counts.sum(axis=1) == judged.reindex(counts.index)).all()
     assert {AGREE, DISAGREE} <= set(counts.columns)

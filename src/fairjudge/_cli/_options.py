@@ -183,7 +183,7 @@ def run_with_generator(params: dict, work):
     and ``modules``, the keyword arguments every HUB-J module workflow takes (cache, run
     options, report, templates, generator settings). Returns its result, or None when the
     spend cap stopped it (the message is printed; every paid call stays cached). The run's
-    summary goes to stderr."""
+    summary goes to stderr, whatever happened."""
     from fairjudge.discovery._modules import SpendCapStop
     from fairjudge.judges import RunReport
 
@@ -193,14 +193,14 @@ def run_with_generator(params: dict, work):
     modules = {"cache": cache, "options": build_run_options(params, progress_default=False),
                "report": report, "templates": templates, "generator_settings": settings}
     try:
-        result = work(generator, modules)
+        return work(generator, modules)
     except SpendCapStop as stop:
         click.echo(f"error: {stop}", err=True)
         return None
     finally:
         cache.close()
-    click.echo(report.summary() + f"; cache: {cache_path}", err=True)
-    return result
+        # Also after an error: what was paid for, and where it is cached.
+        click.echo(report.summary() + f"; cache: {cache_path}", err=True)
 
 
 def run_options():

@@ -89,7 +89,9 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
     if offline and score_items:
         raise click.UsageError("--score-items scores answers with G_score, a generator call: "
                                "offline factors score themselves (`rank --factors`)")
-    check_outputs({"--score-items": score_items}, {"--items": items})
+    check_outputs({"--score-items": score_items},
+                  {"VERDICTS": verdicts, "--gold": gold, "--items": items,
+                   "--questions": questions, **input_options(params)})
     check_outputs({"--out": out, "--html": html_path},
                   {"VERDICTS": verdicts, "--gold": gold, "--items": items,
                    "--questions": questions, **input_options(params)}, tables=False)

@@ -34,6 +34,11 @@ Inferred where the paper is silent (each an option):
   clusters, T = 3 iterations, ρ = 0.8, α = 1.
 - The loop stops early when an iteration adds no factor to the pool (its assignments, and
   so its selection, would be the previous ones).
+- Besides the τ filter, a proposal named like a pooled factor (case aside) is dropped.
+- With fewer than two clusters, or no more features than clusters, every remaining feature
+  is shown to G_construct (there is nothing to summarise).
+- Novelty correlates the per-case Δ of two factors (the paper's "instance-level bias
+  scores" could also mean per-response scores; Δ is what Table 2 validates).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ _FEATURES_SCHEMA = {
         "type": "object", "required": ["feature_name"],
         "properties": {"feature_name": {"type": "string", "minLength": 1},
                        "reason": {"type": "string"}, "definition": {"type": "string"}}}},
-        "definitions": {"type": "object"}}}
+        "definitions": {"type": "object", "additionalProperties": {"type": "string"}}}}
 _FACTORS_SCHEMA = {
     "type": "object", "required": ["factors"],
     "properties": {"factors": {"type": "array", "minItems": 1, "items": {
@@ -80,8 +85,9 @@ class IdentifiedFactor:
     Attributes
     ----------
     factor : BiasFactor
+        Its name and definition t_z.
     iteration : int
-        The iteration whose G_construct proposed it (1-based).
+        The iteration whose G_construct proposed it (1-based; 0 for a reference factor).
     coverage : int
         Features G_assign mapped to it in the last iteration.
     examples : tuple of str
@@ -135,6 +141,10 @@ class Identification:
         Disagreement cases features were extracted from, and cases held out.
     failures : dict
         Calls without a usable reply after their re-asks, per module (left out, counted).
+    embedder : str
+        Name of the feature embedder.
+    report : RunReport
+        The run's calls, cache hits and cost.
     """
 
     factors: list
@@ -161,13 +171,16 @@ class Identification:
 
     def to_dict(self) -> dict:
         """JSON-ready (``fairjudge quantify`` and :func:`load_factor_definitions` read it)."""
+        def finite(value):  # JSON has no NaN
+            return value if not isinstance(value, float) or np.isfinite(value) else None
+
         def factor(f):
             return {"name": f.name, "definition": f.factor.definition,
                     "iteration": f.iteration, "coverage": f.coverage,
                     "examples": list(f.examples),
                     "criteria": {str(k): v for k, v in f.criteria.items()},
-                    "mean_delta": f.mean_delta.as_dict(), "p_value": f.p_value,
-                    "p_adjusted": f.p_adjusted}
+                    "mean_delta": {k: finite(v) for k, v in f.mean_delta.as_dict().items()},
+                    "p_value": finite(f.p_value), "p_adjusted": finite(f.p_adjusted)}
 
         return {"method": "llm", "embedder": self.embedder,
                 "n_calibration": self.n_calibration, "n_test": self.n_test,
@@ -407,6 +420,9 @@ def identify(cases: pd.DataFrame, generator, **kwargs) -> Identification:
         For cases without the columns above, too few cases to split, no usable features,
         or G_construct without a usable reply after its re-asks (calls paid for stay
         cached, so a rerun resumes).
+    SpendCapStop
+        When the spend cap held calls back (a subclass of FairjudgeInputError; raise the
+        cap and rerun).
     """
     async def main():
         try:
@@ -483,9 +499,12 @@ def _representatives(vectors: np.ndarray, k: int, generator, kmeans) -> list[int
 
 
 def _assign_schema(n: int) -> dict:
+    """G_assign's reply: a factor's number (1-n) or 0 for none, as an integer or a string
+    (the paper's example shows a string); anything else is re-asked."""
+    numbers = "|".join(str(i) for i in range(n + 1))
     return {"type": "object", "required": ["assignments"], "properties": {"assignments": {
         "anyOf": [{"type": "integer", "minimum": 0, "maximum": n},
-                  {"type": "string", "pattern": r"^\s*\d*\s*$"}]}}}
+                  {"type": "string", "pattern": rf"^\s*({numbers})?\s*$"}]}}}
 
 
 def _assigned(result, n: int) -> int:

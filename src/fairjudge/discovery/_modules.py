@@ -96,7 +96,7 @@ class ModuleCaller:
                                          settings=self.settings, max_reasks=self.max_reasks,
                                          template=template.name,
                                          template_version=template.version)
-        self._check_cap(name)
+        self.check_cap(name)
         return results
 
     async def text(self, name: str, values_list) -> list:
@@ -108,11 +108,11 @@ class ModuleCaller:
                                  kind="generate") for values in values_list]
         results = await execute_requests(self.generator, requests, cache=self.cache,
                                          options=self.options, report=self.report)
-        self._check_cap(name)
+        self.check_cap(name)
         return [None if r is None or not r.completion.text.strip()
                 else r.completion.text.strip() for r in results]
 
-    def _check_cap(self, name: str) -> None:
+    def check_cap(self, name: str) -> None:
         """Stop the workflow when the spend cap held calls back: results computed from a
         part of the calls would read as complete."""
         if self.report.stopped_by_cap:

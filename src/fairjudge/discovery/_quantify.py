@@ -177,6 +177,7 @@ async def quantify_async(factors, cases: pd.DataFrame, judge, generator, *, cach
         result = await judge_pairs_async(table, strategy, [judge], cache=cache,
                                          options=options, settings=judge_settings,
                                          report=report, seed=0)
+        modules.check_cap("judge")  # flip rates from a part of the verdicts are not rates
         winner = dict(zip(result.aggregate["pair_id"], result.aggregate["winner"]))
         for j, pair_id in zip(keep, ids):
             w = winner.get(pair_id)

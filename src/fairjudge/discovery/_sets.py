@@ -128,6 +128,20 @@ def human_agreement(verdicts: pd.DataFrame, gold: pd.DataFrame, *,
         raise FairjudgeInputError(f"`min_majority` must be in (0, 1]; got {min_majority!r}")
     if not len(verdicts):
         raise FairjudgeInputError("no verdicts to compare with the human labels")
+    if "strategy" in verdicts.columns:
+        per_judge = verdicts.groupby(verdicts["judge"] if "judge" in verdicts.columns
+                                     else pd.Series("judge", index=verdicts.index))[
+            "strategy"].nunique()
+        mixed = per_judge[per_judge > 1]
+        if len(mixed):
+            judge = mixed.index[0]
+            strategies = ", ".join(sorted(map(str, verdicts.loc[
+                (verdicts["judge"] == judge) if "judge" in verdicts.columns else slice(None),
+                "strategy"].unique())))
+            raise FairjudgeInputError(
+                f"judge {judge!r} has verdicts of several strategies ({strategies}); their "
+                "orders would be mixed. Keep one strategy per judge (filter the table), or "
+                "name each judge-strategy pair as its own judge")
     units = _unit_keys(verdicts)
     shown_gold = gold_choice(verdicts, gold, missing="keep").to_numpy(dtype=object)
     own_order = units["own_order"].to_numpy(dtype=bool)
