@@ -166,3 +166,41 @@ def test_the_consensus_command(tmp_path, capsys):
     assert set(out["scores"]["gpt-4"]) == {"estimate", "ci_low", "ci_high"}
     assert out["human_correlation"]["pearson"]["consensus"]["estimate"] > 0.8
     assert "Each judge" in html.read_text()
+
+
+def noisy_panel(seed, contestants=tuple(f"m{i}" for i in range(8))):
+    """Four careful judges, one verdict per ordered pair each, and a judge whose verdicts
+    carry 0.15 of the quality difference, six times as many of them."""
+    rng = np.random.default_rng(seed)
+    theta = dict(zip(contestants, rng.normal(0, 0.6, len(contestants))))
+    items = pd.DataFrame([{"id": f"q{q}/{m}", "source": m, "text": "x"}
+                          for q in range(6) for m in contestants]).set_index("id")
+    rows = []
+    for judge, repeats, scale in [(f"j{k}", 1, 1.0) for k in range(4)] + [("noisy", 6, 0.15)]:
+        for q in range(repeats):
+            for a in contestants:
+                for b in contestants:
+                    if a != b:
+                        p = special.expit(scale * (theta[a] - theta[b]))
+                        rows.append({"item_a": f"q{q}/{a}", "item_b": f"q{q}/{b}",
+                                     "winner": "a" if rng.random() < p else "b",
+                                     "judge": judge, "question_id": f"q{q}"})
+    return pd.DataFrame(rows), items, pd.Series(theta)
+
+
+@pytest.mark.slow
+def test_a_noisy_judge_counts_less_with_reliability_terms():
+    """30 panels: the reliability model gives the noisy judge the lowest reliability
+    (nearly always) and ranks closer to the truth than pooling (Kendall tau, one-sided
+    Wilcoxon signed-rank test; measured 0.74 against 0.67, p = 0.002)."""
+    paired, lowest = [], 0
+    for seed in range(30):
+        verdicts, items, truth = noisy_panel(seed)
+        weighted = consensus(verdicts, items, method="joint", reliability=True)
+        pooled = consensus(verdicts, items, method="pooled")
+        paired.append([stats.kendalltau(r.scores["estimate"], truth[r.scores.index])[0]
+                       for r in (weighted, pooled)])
+        lowest += weighted.reliability["estimate"].idxmin() == "noisy"
+    assert lowest >= 27, lowest
+    paired = np.array(paired)
+    assert stats.wilcoxon(paired[:, 0], paired[:, 1], alternative="greater").pvalue < 0.05

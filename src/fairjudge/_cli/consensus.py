@@ -22,6 +22,9 @@ from fairjudge._cli._options import json_option, seed_option
               help="Table of contestant, score (human ratings): adds the correlation.")
 @click.option("--anchor", default=None,
               help="Hold this contestant at 1000 (default: the mean contestant).")
+@click.option("--reliability", is_flag=True,
+              help="With --method joint: a reliability (temperature) per judge, so a noisy "
+                   "judge counts less.")
 @click.option("--elo-k", type=click.FloatRange(min=0, min_open=True), default=16.0,
               show_default=True, help="K of the sequential Elo baseline.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
@@ -29,8 +32,8 @@ from fairjudge._cli._options import json_option, seed_option
                    "self-preference).")
 @seed_option
 @json_option
-def consensus(verdicts, items, method, human_scores, anchor, elo_k, html_path, seed,
-              as_json):
+def consensus(verdicts, items, method, human_scores, anchor, reliability, elo_k, html_path,
+              seed, as_json):
     """Score the contestants that judges compared in VERDICTS (answers mapped to their
     --items `source`), per judge and in consensus [uda-consensus-elo]."""
     from fairjudge._util._files import atomic_write
@@ -47,7 +50,7 @@ def consensus(verdicts, items, method, human_scores, anchor, elo_k, html_path, s
                                      param_hint="--human-scores")
         human = table.set_index(table["contestant"].astype(str))["score"].astype(float)
     result = run_consensus(verdicts, load_items(items), method=method, human_scores=human,
-                           anchor=anchor, elo_k=elo_k, rng=seed)
+                           anchor=anchor, reliability=reliability, elo_k=elo_k, rng=seed)
     if html_path:
         from fairjudge.report import consensus_html
 
@@ -69,6 +72,10 @@ def consensus(verdicts, items, method, human_scores, anchor, elo_k, html_path, s
             click.echo(f"  {judge:<24} self {row.self_estimate:+.2f} [{row.self_ci_low:+.2f}, "
                        f"{row.self_ci_high:+.2f}]  own {row.own_estimate:+.2f} "
                        f"[{row.own_ci_low:+.2f}, {row.own_ci_high:+.2f}]")
+    if result.reliability is not None:
+        click.echo("reliability (temperature on quality; geometric mean 1):")
+        for judge, row in result.reliability.iterrows():
+            click.echo(f"  {judge:<24} {row.estimate:.2f} [{row.ci_low:.2f}, {row.ci_high:.2f}]")
     if result.human_correlation:
         for name, figures in result.human_correlation.items():
             c = figures["consensus"]

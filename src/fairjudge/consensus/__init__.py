@@ -11,5 +11,7 @@ from fairjudge.consensus._panel import (
     consensus,
     contestant_verdicts,
 )
+from fairjudge.consensus._reliability import ReliabilityFit, reliability_bt
 
-__all__ = ["Consensus", "ELO_SCALE", "METHODS", "consensus", "contestant_verdicts"]
+__all__ = ["Consensus", "ELO_SCALE", "METHODS", "ReliabilityFit", "consensus",
+           "contestant_verdicts", "reliability_bt"]

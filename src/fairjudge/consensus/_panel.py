@@ -141,6 +141,9 @@ class Consensus:
         Pearson and Spearman correlation of the consensus scores, and the mean over
         judges of each judge's, with the human scores.
     notes : tuple of str
+    reliability : pandas.DataFrame or None
+        Per judge (``joint`` with ``reliability``): its temperature tau (``estimate``,
+        ``ci_low``, ``ci_high``; the geometric mean over judges is 1).
     """
 
     method: str
@@ -151,6 +154,7 @@ class Consensus:
     human_correlation: dict | None = None
     notes: tuple = ()
     ranking: object = field(default=None, repr=False)
+    reliability: pd.DataFrame | None = None
 
     def to_dict(self) -> dict:
         """The JSON of ``fairjudge consensus --json``."""
@@ -167,13 +171,16 @@ class Consensus:
                                     for j, r in self.self_preference.iterrows()},
                 **({"human_correlation": self.human_correlation}
                    if self.human_correlation is not None else {}),
+                **({"reliability": {j: {k: finite(r[k]) for k in r.index}
+                                    for j, r in self.reliability.iterrows()}}
+                   if self.reliability is not None else {}),
                 "notes": list(self.notes)}
 
 
 def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joint",
               human_scores: pd.Series | None = None, families: dict | None = None,
-              elo_k: float = 16.0, anchor: str | None = None, level: float = 0.95,
-              rng=0) -> Consensus:
+              elo_k: float = 16.0, anchor: str | None = None, reliability: bool = False,
+              level: float = 0.95, rng=0) -> Consensus:
     """Score the contestants of a judge panel; see the module docstring for the methods.
 
     Parameters
@@ -191,6 +198,10 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         K of the sequential Elo baseline.
     anchor : str, optional
         A contestant held at 1000 (default: the mean contestant is).
+    reliability : bool
+        With ``joint``: give each judge a reliability, a temperature on the quality
+        difference (:func:`~fairjudge.consensus.reliability_bt`), so a noisy judge counts
+        less; ``Consensus.reliability`` reports it.
     level : float
     rng : seed
         Seeds the Elo order.
@@ -235,16 +246,35 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         pd.Series(np.nan, index=per_judge.index)
     self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))
     ranking = None
+    weights = None
+    if reliability and method != "joint":
+        raise FairjudgeInputError("judge reliability is a term of the joint model: use "
+                                  "method='joint'")
     if method == "joint":
-        ranking = rank(table, model="bias-aware", covariates=["self"], level=level,
+        terms = [name for name in ("self", "own")
+                 if (table[f"{name}_a"] != table[f"{name}_b"]).any()]
+        if "self" not in terms:
+            notes.append("no verdict sets a judge's own family against another: the joint "
+                         "model has no self-preference term")
+        ranking = rank(table, model="bias-aware", covariates=terms[:1], level=level,
                        n_samples=200)
         scores = _with_intervals(ranking, anchor)
-        own_fit = rank(table, model="bias-aware", covariates=["own"], level=level,
-                       n_samples=200)
-        for name, fit in (("self", ranking), ("own", own_fit)):
+        for name in terms:
+            fit = ranking if name == "self" else rank(
+                table, model="bias-aware", covariates=[name], level=level, n_samples=200)
             rows = fit.bias[fit.bias["name"] == name].set_index("judge")
             for column in ("estimate", "ci_low", "ci_high"):
                 self_pref[f"{name}_{column}"] = rows[column].reindex(judges).to_numpy()
+        if reliability:
+            from fairjudge.consensus._reliability import reliability_bt
+
+            fit = reliability_bt(table)
+            scores = fit.scores(level, anchor)
+            terms = fit.judge_terms(level)
+            for column in ("estimate", "ci_low", "ci_high"):
+                self_pref[f"self_{column}"] = terms[f"self_{column}"].reindex(judges).to_numpy()
+            weights = terms[["tau_estimate", "tau_ci_low", "tau_ci_high"]].rename(
+                columns=lambda c: c.replace("tau_", ""))
         no_pair = [j for j in judges if not _has_pair(table, j, "self")]
         if no_pair:
             notes.append(f"no verdict of {', '.join(no_pair)} compares its own family with "
@@ -268,7 +298,7 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     if human_scores is not None:
         correlation = _human_correlation(scores["estimate"], per_judge, human_scores, level)
     return Consensus(method, scores, per_judge, spread, self_pref, correlation,
-                     tuple(notes), ranking)
+                     tuple(notes), ranking, weights)
 
 
 def _elo(scores: pd.Series, anchor: str | None = None) -> pd.Series:
