@@ -134,6 +134,9 @@ def test_inputs_are_checked_and_limits_said():
         consensus(verdicts, items, method="uda-lite")
     one = consensus(verdicts[verdicts["judge"] == "gpt-4"], items)
     assert any("one judge" in note for note in one.notes)
+    renamed = verdicts.assign(judge=verdicts["judge"].replace("gpt-4", "mystery-judge"))
+    assert any("no known model family for judge(s) mystery-judge" in note
+               for note in consensus(renamed, items).notes)
     # Two groups of contestants that never meet.
     split = verdicts[verdicts["item_a"].str.contains("gpt-4|claude-2")
                      == verdicts["item_b"].str.contains("gpt-4|claude-2")]

@@ -226,10 +226,17 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     _check_connected(table)
     judges = sorted(table["judge"].astype(str).unique())
     contestants = sorted(set(table["item_a"]) | set(table["item_b"]))
+    from fairjudge.audit import model_family
+
+    familyless = [j for j in judges if model_family(j, families) is None]
+    notes = []
+    if familyless:
+        notes.append(f"no known model family for judge(s) {', '.join(familyless)}: each is "
+                     "its own family, so only answers by a model of the same name count as "
+                     "its own (pass `families` to group them)")
     if anchor is not None and anchor not in contestants:
         raise FairjudgeInputError(f"anchor {anchor!r} is not a contestant; have "
                                   f"{', '.join(contestants)}")
-    notes = []
     if len(judges) == 1:
         notes.append(f"one judge ({judges[0]}): there is no dispersion across judges and "
                      "no consensus beyond its own scores")
