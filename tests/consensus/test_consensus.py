@@ -79,6 +79,8 @@ def test_joint_scores_track_quality_and_name_the_self_preferring_judges():
     pref = result.self_preference
     assert pref.loc["gpt-4", "self_ci_low"] > 0.5
     assert pref.loc["claude-2", "self_ci_low"] < 0 < pref.loc["claude-2", "self_ci_high"]
+    shrunk = consensus(verdicts, items, method="joint", shrinkage=True).self_preference
+    assert shrunk.loc["gpt-4", "self_ci_low"] > 0.5
     # Joint scores are free of the self-preference that pooling keeps.
     pooled = consensus(verdicts, items, method="pooled")
     joint_error = abs(result.scores.loc["gpt-4", "estimate"] - 1000

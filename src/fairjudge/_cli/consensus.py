@@ -25,6 +25,9 @@ from fairjudge._cli._options import json_option, seed_option
 @click.option("--reliability", is_flag=True,
               help="With --method joint: a reliability (temperature) per judge, so a noisy "
                    "judge counts less.")
+@click.option("--shrinkage", is_flag=True,
+              help="With --method joint: learn each judge's prior on its position and "
+                   "self-preference terms (empirical Bayes) instead of a fixed one.")
 @click.option("--elo-k", type=click.FloatRange(min=0, min_open=True), default=16.0,
               show_default=True, help="K of the sequential Elo baseline.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
@@ -32,8 +35,8 @@ from fairjudge._cli._options import json_option, seed_option
                    "self-preference).")
 @seed_option
 @json_option
-def consensus(verdicts, items, method, human_scores, anchor, reliability, elo_k, html_path,
-              seed, as_json):
+def consensus(verdicts, items, method, human_scores, anchor, reliability, shrinkage, elo_k,
+              html_path, seed, as_json):
     """Score the contestants that judges compared in VERDICTS (answers mapped to their
     --items `source`), per judge and in consensus [uda-consensus-elo]."""
     from fairjudge._util._files import atomic_write
@@ -50,7 +53,8 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, elo_k,
                                      param_hint="--human-scores")
         human = table.set_index(table["contestant"].astype(str))["score"].astype(float)
     result = run_consensus(verdicts, load_items(items), method=method, human_scores=human,
-                           anchor=anchor, reliability=reliability, elo_k=elo_k, rng=seed)
+                           anchor=anchor, reliability=reliability, shrinkage=shrinkage,
+                           elo_k=elo_k, rng=seed)
     if html_path:
         from fairjudge.report import consensus_html
 

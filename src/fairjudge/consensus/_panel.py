@@ -180,7 +180,7 @@ class Consensus:
 def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joint",
               human_scores: pd.Series | None = None, families: dict | None = None,
               elo_k: float = 16.0, anchor: str | None = None, reliability: bool = False,
-              level: float = 0.95, rng=0) -> Consensus:
+              shrinkage: bool = False, level: float = 0.95, rng=0) -> Consensus:
     """Score the contestants of a judge panel; see the module docstring for the methods.
 
     Parameters
@@ -202,6 +202,10 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         With ``joint``: give each judge a reliability, a temperature on the quality
         difference (:func:`~fairjudge.consensus.reliability_bt`), so a noisy judge counts
         less; ``Consensus.reliability`` reports it.
+    shrinkage : bool
+        With ``joint``: learn each judge's prior variance on its position and
+        self-preference terms by empirical Bayes (fairjudge's hierarchical bias-aware
+        model), instead of the fixed N(0, 10) prior.
     level : float
     rng : seed
         Seeds the Elo order.
@@ -254,21 +258,21 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))
     ranking = None
     weights = None
-    if reliability and method != "joint":
-        raise FairjudgeInputError("judge reliability is a term of the joint model: use "
-                                  "method='joint'")
+    if (reliability or shrinkage) and method != "joint":
+        raise FairjudgeInputError("judge reliability and shrinkage are parts of the joint "
+                                  "model: use method='joint'")
+    model = "hierarchical" if shrinkage else "bias-aware"
     if method == "joint":
         terms = [name for name in ("self", "own")
                  if (table[f"{name}_a"] != table[f"{name}_b"]).any()]
         if "self" not in terms:
             notes.append("no verdict sets a judge's own family against another: the joint "
                          "model has no self-preference term")
-        ranking = rank(table, model="bias-aware", covariates=terms[:1], level=level,
-                       n_samples=200)
+        ranking = rank(table, model=model, covariates=terms[:1], level=level, n_samples=200)
         scores = _with_intervals(ranking, anchor)
         for name in terms:
             fit = ranking if name == "self" else rank(
-                table, model="bias-aware", covariates=[name], level=level, n_samples=200)
+                table, model=model, covariates=[name], level=level, n_samples=200)
             rows = fit.bias[fit.bias["name"] == name].set_index("judge")
             for column in ("estimate", "ci_low", "ci_high"):
                 self_pref[f"{name}_{column}"] = rows[column].reindex(judges).to_numpy()
