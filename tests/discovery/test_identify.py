@@ -345,7 +345,7 @@ def test_the_discover_and_quantify_commands(server, tmp_path, capsys):
                str(tmp_path / "c.sqlite"), "--out", str(out), "--html", str(html)]
     assert main(command) == 0, capsys.readouterr().err
     captured = capsys.readouterr()
-    assert f"{N_CASES} disagreement cases (all 2 judges alike (consensus))" in captured.err
+    assert f"{N_CASES} disagreement cases (consensus: all 2 judges alike)" in captured.err
     assert "Expert Authority" in captured.out and "Emoji Usage" not in captured.out
     saved = json.loads(out.read_text())
     assert {f["name"] for f in saved["factors"]} == {"Expert Authority", "List Formatting"}

@@ -57,7 +57,7 @@ def test_inputs_are_checked():
     judge, human = planted_cases(30)
     with pytest.raises(FairjudgeInputError, match="one judge-preferred"):
         discover_offline(judge, human[:-1])
-    with pytest.raises(FairjudgeInputError, match="at least 10 disagreement cases"):
+    with pytest.raises(FairjudgeInputError, match="each side needs at least 5"):
         discover_offline(judge[:5], human[:5])
     with pytest.raises(FairjudgeInputError, match="each side needs at least 5"):
         discover_offline(judge[:20], human[:20])

@@ -140,7 +140,8 @@ def generator_options(*names: str, required: bool = True):
     return _stack(
         click.option(*names, "generator", required=required, default=None,
                      help="The LLM behind the modules, as backend:model (e.g. "
-                          "openai:gpt-4o-mini)."),
+                          "openai:gpt-4o-mini, or a local server with "
+                          "--generator-base-url); not simulated, which only judges."),
         click.option("--generator-base-url", default=None, help="API root of the generator."),
         click.option("--generator-api-key-env", default=None,
                      help="Name of the environment variable holding the generator's key."),
@@ -163,6 +164,12 @@ def build_generator(params: dict):
     from fairjudge.judges._base import backend_class
 
     spec = params["generator"]
+    if spec.split(":", 1)[0] in ("simulated", "replay"):
+        raise click.BadParameter(
+            f"the {spec.split(':', 1)[0]} backend only gives pairwise verdicts; the modules "
+            "need an LLM that writes JSON and text (an OpenAI-compatible server such as "
+            "vLLM or Ollama via openai:MODEL --generator-base-url URL, anthropic:MODEL, or "
+            "hf:PATH)", param_hint="--generator")
     try:
         accepted = inspect.signature(backend_class(spec.split(":", 1)[0])).parameters
     except Exception:  # noqa: BLE001 -- backend_from_spec names an unknown backend below

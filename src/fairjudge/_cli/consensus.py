@@ -19,7 +19,8 @@ from fairjudge._cli._options import json_option, seed_option
                    "the judges' majority per pair; elo: UDA's baseline, per-judge Elo "
                    "averaged.")
 @click.option("--human-scores", type=click.Path(dir_okay=False), default=None,
-              help="Table of contestant, score (human ratings): adds the correlation.")
+              help="Table with columns contestant, score (human ratings, any scale): adds "
+                   "the correlation.")
 @click.option("--anchor", default=None,
               help="Hold this contestant at 1000 (default: the mean contestant).")
 @click.option("--reliability", is_flag=True,
@@ -64,12 +65,16 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo(f"consensus of {result.per_judge.shape[1]} judges ({method}), Elo scale "
-               "with 95% intervals; s.d. = spread of the judges' own scores")
+    n_judges = result.per_judge.shape[1]
+    intervals = result.scores["ci_low"].notna().any()
+    click.echo(f"consensus of {n_judges} judge{'s' if n_judges != 1 else ''} ({method}), Elo "
+               f"scale{' with 95% intervals' if intervals else ' (no intervals)'}; s.d. = "
+               "spread of the judges' own scores")
     for contestant, row in result.scores.iterrows():
         interval = "" if row.isna()["ci_low"] else f" [{row.ci_low:.0f}, {row.ci_high:.0f}]"
+        spread = result.inter_judge_sd.get(contestant, float("nan"))
         click.echo(f"  {contestant:<24} {row.estimate:7.0f}{interval:<14} s.d. "
-                   f"{result.inter_judge_sd.get(contestant, float('nan')):5.1f}")
+                   + ("    -" if spread != spread else f"{spread:5.1f}"))
     if len(result.self_preference.columns):
         click.echo("self-preference (logits; self = own family, own = own answers):")
         for judge, row in result.self_preference.iterrows():
@@ -83,9 +88,12 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
     if result.human_correlation:
         for name, figures in result.human_correlation.items():
             c = figures["consensus"]
-            click.echo(f"{name} with the human scores: {c['estimate']:+.2f} "
-                       f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]; mean over judges "
-                       f"{figures['mean_over_judges']:+.2f}")
+            interval = ("(no interval: a perfect correlation of few contestants)"
+                        if c["ci_low"] != c["ci_low"] else
+                        f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]")
+            mean = figures["mean_over_judges"]
+            click.echo(f"{name} with the human scores: {c['estimate']:+.2f} {interval}; mean "
+                       "over judges " + ("n/a" if mean is None else f"{mean:+.2f}"))
     for note in result.notes:
         click.echo(f"note: {note}")
     if html_path:

@@ -106,12 +106,16 @@ def discover(verdicts, gold, items, questions, offline, judge, embedder, cluster
 
         raise click.UsageError(explain_empty(sets, judge, "disagreement"))
     which = f"judge {judge}" if judge is not None else \
-        f"all {len(sets.judges)} judges alike (consensus)"
+        f"consensus: all {len(sets.judges)} judges alike"
     if judge is None and len(sets.judges) == 1:
         which = f"judge {sets.judges[0]}, the only one (a consensus needs two or more)"
+    counts = sets.counts()
     click.echo(f"{len(chosen)} disagreement cases ({which}); set aside per judge: " + ", ".join(
         f"{j} {int(row.drop(['agree', 'disagree'], errors='ignore').sum())}"
-        for j, row in sets.counts().iterrows()), err=True)
+        for j, row in counts.iterrows() if judge is None or j == judge), err=True)
+    if judge is None and len(sets.judges) > 1 and len(chosen) < 25:
+        click.echo("few consensus cases; one judge's own (--judge NAME) has more: " + ", ".join(
+            f"{j} {int(row.get('disagree', 0))}" for j, row in counts.iterrows()), err=True)
     question_table = None
     if offline:
         result = _offline(chosen, item_table, clusters, top_k, embedder or "hashing",
@@ -211,6 +215,7 @@ def _with_generator(cases, params, embedder, clusters, top_k, proposals, thresho
 
 def _print(result) -> None:
     from fairjudge.discovery import Identification
+    from fairjudge.report import format_p
 
     if isinstance(result, Identification):
         click.echo(f"{len(result.factors)} factors from the features of "
@@ -223,7 +228,7 @@ def _print(result) -> None:
         for tag, f in rows:
             e = f.mean_delta
             click.echo(f"  {tag + f.name:<40} mean delta {e.estimate:+.3f} [{e.ci_low:+.3f}, "
-                       f"{e.ci_high:+.3f}]  p {f.p_adjusted:.3g}  n {e.n}")
+                       f"{e.ci_high:+.3f}]  p {format_p(f.p_adjusted)}  n {e.n}")
         failed = {k: v for k, v in result.failures.items() if v}
         if failed:
             click.echo("calls without a usable reply after re-asks (left out): " + ", ".join(
@@ -239,7 +244,8 @@ def _print(result) -> None:
         for f in result.factors:
             e = f.mean_delta
             click.echo(f"  {f.name:<40} mean delta {e.estimate:+.3f} [{e.ci_low:+.3f}, "
-                       f"{e.ci_high:+.3f}]  p {f.p_adjusted:.3g}  e.g. {f.examples[0][:60]!r}")
+                       f"{e.ci_high:+.3f}]  p {format_p(f.p_adjusted)}  e.g. "
+                       f"{f.examples[0][:60]!r}")
     if not any(f.p_adjusted < 0.05 for f in result.factors):
         click.echo("no factor is significant at 0.05 on the held-out cases")
 

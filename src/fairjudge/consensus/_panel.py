@@ -36,6 +36,7 @@ distance from the old mean over the new count.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -219,8 +220,19 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     FairjudgeInputError
         For an unknown method, missing columns, or contestants in disconnected groups.
     """
-    from fairjudge import rank
+    from fairjudge import rank as rank_verdicts
     from fairjudge.data import load_verdicts
+
+    caught = []
+
+    def rank(*args, **kwargs):
+        """The library's ranking, its warnings kept for one note (the advice they carry
+        names ``rank``'s options, not these)."""
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            result = rank_verdicts(*args, **kwargs)
+        caught.extend(str(w.message).split(" (")[0].split(";")[0] for w in seen)
+        return result
 
     if method not in METHODS:
         raise FairjudgeInputError(f"unknown method {method!r}; choose one of "
@@ -237,7 +249,7 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     if familyless:
         notes.append(f"no known model family for judge(s) {', '.join(familyless)}: each is "
                      "its own family, so only answers by a model of the same name count as "
-                     "its own (pass `families` to group them)")
+                     "its own (the library's `families` argument groups names)")
     if anchor is not None and anchor not in contestants:
         raise FairjudgeInputError(f"anchor {anchor!r} is not a contestant; have "
                                   f"{', '.join(contestants)}")
@@ -253,18 +265,18 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         if unseen:
             notes.append(f"judge {judge} never saw {', '.join(unseen)}: no score of its own")
     per_judge = pd.DataFrame(per_judge, index=pd.Index(contestants, name="contestant"))
-    spread = per_judge.std(axis=1, ddof=1) if len(judges) > 1 else \
-        pd.Series(np.nan, index=per_judge.index)
+    spread = _spread(per_judge)
     self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))
     ranking = None
     weights = None
     if (reliability or shrinkage) and method != "joint":
-        raise FairjudgeInputError("judge reliability and shrinkage are parts of the joint "
-                                  "model: use method='joint'")
+        raise FairjudgeInputError(f"{'reliability' if reliability else 'shrinkage'} is a "
+                                  "part of the joint model: use the joint method "
+                                  "(--method joint)")
     model = "hierarchical" if shrinkage else "bias-aware"
     if method == "joint":
-        terms = [name for name in ("self", "own")
-                 if (table[f"{name}_a"] != table[f"{name}_b"]).any()]
+        terms = terms_used = [name for name in ("self", "own")
+                              if (table[f"{name}_a"] != table[f"{name}_b"]).any()]
         if "self" not in terms:
             notes.append("no verdict sets a judge's own family against another: the joint "
                          "model has no self-preference term")
@@ -286,6 +298,9 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
                 self_pref[f"self_{column}"] = terms[f"self_{column}"].reindex(judges).to_numpy()
             weights = terms[["tau_estimate", "tau_ci_low", "tau_ci_high"]].rename(
                 columns=lambda c: c.replace("tau_", ""))
+            if "own" in terms_used:
+                notes.append("the own-answer terms come from the joint model without "
+                             "reliability")
         no_pair = [j for j in judges if not _has_pair(table, j, "self")]
         if no_pair:
             notes.append(f"no verdict of {', '.join(no_pair)} compares its own family with "
@@ -303,13 +318,25 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         mean = ratings.mean(axis=1)
         scores = pd.DataFrame({"estimate": mean, "ci_low": np.nan, "ci_high": np.nan})
         per_judge = ratings.rename_axis("contestant")
-        spread = ratings.std(axis=1, ddof=1) if len(judges) > 1 else spread
+        spread = _spread(per_judge)
+    if caught:
+        notes.append("; ".join(dict.fromkeys(caught)) + " -- read the intervals with care")
     scores = scores.sort_values("estimate", ascending=False).rename_axis("contestant")
     correlation = None
     if human_scores is not None:
         correlation = _human_correlation(scores["estimate"], per_judge, human_scores, level)
     return Consensus(method, scores, per_judge, spread, self_pref, correlation,
                      tuple(notes), ranking, weights)
+
+
+def _spread(per_judge: pd.DataFrame) -> pd.Series:
+    """Per contestant, the s.d. across judges of its score from each judge's mean
+    contestant (so an anchor, held at 1000 by every judge, does not read as agreement);
+    NaN with one judge."""
+    if per_judge.shape[1] < 2:
+        return pd.Series(np.nan, index=per_judge.index)
+    centred = per_judge - per_judge.mean(axis=0)
+    return centred.std(axis=1, ddof=1)
 
 
 def _elo(scores: pd.Series, anchor: str | None = None) -> pd.Series:
@@ -409,7 +436,11 @@ def _human_correlation(consensus_scores: pd.Series, per_judge: pd.DataFrame,
         judges = [correlation(per_judge.loc[common, j], human[common], method=method,
                               level=level).statistic for j in per_judge.columns
                   if per_judge.loc[common, j].notna().all()]
-        out[method] = {"consensus": Estimate(r.statistic, r.interval.low, r.interval.high,
-                                             len(common), level, "fisher z").as_dict(),
+        # Fisher's z has no interval at |r| = 1 (atanh is infinite): say so, not [1, 1].
+        exact = abs(r.statistic) > 1 - 1e-9
+        out[method] = {"consensus": Estimate(
+            r.statistic, np.nan if exact else r.interval.low,
+            np.nan if exact else r.interval.high, len(common), level,
+            "fisher z (no interval at |r| = 1)" if exact else "fisher z").as_dict(),
                        "mean_over_judges": float(np.mean(judges)) if judges else None}
     return out

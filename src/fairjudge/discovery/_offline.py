@@ -280,10 +280,6 @@ def discover_offline(judge_texts, human_texts, *, n_clusters: int = 20, top_k: i
     if len(judge_texts) != len(human_texts):
         raise FairjudgeInputError("give one judge-preferred and one human-preferred response "
                                   "per case")
-    if len(judge_texts) < 10:
-        raise FairjudgeInputError(
-            f"offline discovery needs at least 10 disagreement cases (5 or more to validate "
-            f"on); got {len(judge_texts)}")
     generator = as_generator(rng)
     calibration, test = split_by_group(len(judge_texts), groups, calibration_share, generator)
     corpus, owner, side, per_response = [], [], [], {}

@@ -246,6 +246,9 @@ def consensus_html(result, *, title: str = "fairjudge consensus",
     if result.human_correlation:
         facts = [(f"{method}, consensus",
                   "{estimate:+.2f} [{ci_low:+.2f}, {ci_high:+.2f}] (n {n})".format(
+                      **figures["consensus"]) if figures["consensus"]["ci_low"]
+                  == figures["consensus"]["ci_low"] else
+                  "{estimate:+.2f}, no interval at |r| = 1 (n {n})".format(
                       **figures["consensus"]))
                  for method, figures in result.human_correlation.items()]
         facts += [(f"{method}, mean over judges",
