@@ -221,6 +221,7 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         For an unknown method, missing columns, or contestants in disconnected groups.
     """
     from fairjudge import rank as rank_verdicts
+    from fairjudge.audit import model_family
     from fairjudge.data import load_verdicts
 
     caught = []
@@ -242,8 +243,6 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     _check_connected(table)
     judges = sorted(table["judge"].astype(str).unique())
     contestants = sorted(set(table["item_a"]) | set(table["item_b"]))
-    from fairjudge.audit import model_family
-
     familyless = [j for j in judges if model_family(j, families) is None]
     notes = []
     if familyless:

@@ -58,7 +58,7 @@ from fairjudge.discovery._modules import (
     check_factors,
 )
 from fairjudge.discovery._templates import load_module_templates
-from fairjudge.discovery._validate import mean_delta_test, split_by_group
+from fairjudge.discovery._validate import check_text_columns, mean_delta_test, split_by_group
 from fairjudge.judges import GenerationSettings, RunOptions, RunReport
 from fairjudge.stats import Estimate
 
@@ -454,11 +454,7 @@ def _checked_cases(cases: pd.DataFrame) -> pd.DataFrame:
     if same.any():
         raise FairjudgeInputError(f"disagreement cases row {int(np.flatnonzero(same)[0])}: "
                                   "the judge picks what the humans pick (not a disagreement)")
-    for column in ("question", "response_a", "response_b"):
-        bad = [i for i, v in enumerate(cases[column]) if not isinstance(v, str) or not v.strip()]
-        if bad:
-            raise FairjudgeInputError(f"disagreement cases row {bad[0]}: `{column}` must be "
-                                      f"non-empty text; got {cases[column].iloc[bad[0]]!r}")
+    check_text_columns(cases, ("question", "response_a", "response_b"), "disagreement cases")
     return cases.reset_index(drop=True).assign(id=cases["id"].astype(str).to_numpy())
 
 

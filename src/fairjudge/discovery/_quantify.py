@@ -33,6 +33,7 @@ from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.discovery._modules import LEVELS, BiasFactor, ModuleCaller, check_factors
 from fairjudge.discovery._templates import load_module_templates
+from fairjudge.discovery._validate import check_text_columns
 from fairjudge.judges import GenerationSettings, RunOptions, RunReport
 from fairjudge.stats import Estimate
 from fairjudge.stats._agreement import wilson_interval
@@ -244,11 +245,7 @@ def _checked_cases(cases: pd.DataFrame) -> pd.DataFrame:
         raise FairjudgeInputError(f"the agreement cases lack column `{missing[0]}` (id, "
                                   "question, chosen = the response judge and humans prefer, "
                                   "rejected)")
-    for column in ("question", "chosen", "rejected"):
-        bad = [i for i, v in enumerate(cases[column]) if not isinstance(v, str) or not v.strip()]
-        if bad:
-            raise FairjudgeInputError(f"agreement cases row {bad[0]}: `{column}` must be "
-                                      f"non-empty text; got {cases[column].iloc[bad[0]]!r}")
+    check_text_columns(cases, ("question", "chosen", "rejected"), "agreement cases")
     ids = cases["id"].astype(str)
     if ids.duplicated().any():
         raise FairjudgeInputError(f"agreement cases: `id` {ids[ids.duplicated()].iloc[0]!r} "

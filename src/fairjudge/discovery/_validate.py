@@ -13,6 +13,16 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats import Estimate
 
 
+def check_text_columns(cases: pd.DataFrame, columns, what: str) -> None:
+    """Every value of ``columns`` is non-empty text, or an error naming the row and column
+    of the first that is not (``what`` names the table: "agreement cases")."""
+    for column in columns:
+        bad = [i for i, v in enumerate(cases[column]) if not isinstance(v, str) or not v.strip()]
+        if bad:
+            raise FairjudgeInputError(f"{what} row {bad[0]}: `{column}` must be non-empty text; "
+                                      f"got {cases[column].iloc[bad[0]]!r}")
+
+
 def split_by_group(n: int, groups, calibration_share: float, generator,
                    minimum: int = 5) -> tuple[np.ndarray, np.ndarray]:
     """Seeded calibration and test positions of ``n`` cases.
