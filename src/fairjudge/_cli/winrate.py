@@ -38,9 +38,14 @@ def _is_alpacaeval(path: str) -> bool:
 @click.option("--no-standardize", is_flag=True,
               help="tanh of the raw differential (a bias intensity on its own scale) "
                    "instead of the differential divided by its standard deviation.")
+@click.option("--estimator", type=click.Choice(["auto", "marginal", "two-stage"]),
+              default="auto", show_default=True,
+              help="marginal: one joint fit with the query effects integrated out (valid "
+                   "intervals with few models); two-stage: the papers' plug-in query "
+                   "effects; auto: marginal up to 50 models.")
 @click.option("--paper-stage-one", is_flag=True,
-              help="Estimate query effects from every model's preferences, each model's "
-                   "own included (the paper's Stage I), instead of cross-fitting.")
+              help="Two-stage, with query effects from every model's preferences, each "
+                   "model's own included (the paper's Stage I), instead of cross-fitting.")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Level of every interval.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
@@ -48,16 +53,19 @@ def _is_alpacaeval(path: str) -> bool:
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Write the win-rate decomposition as an HTML report.")
 @json_option
-def winrate(source, baseline, items, control, no_standardize, paper_stage_one, level, out,
-            html_path, as_json):
+def winrate(source, baseline, items, control, no_standardize, estimator, paper_stage_one,
+            level, out, html_path, as_json):
     """Raw and controlled win rates of every model in SOURCE against --baseline.
 
     SOURCE is an AlpacaEval annotation file (JSON list with instruction, output_1,
     output_2, generator_1, generator_2, preference in [1, 2]) or a verdict table. The
-    controlled win rate is the two-stage GLM's prediction at no difference in the factor:
+    controlled win rate is the GLM's prediction at no difference in the factor:
     AlpacaEval's length-controlled win rate with length, HUB-J's bias-controlled win rate
     with a bias factor.
     """
+    if paper_stage_one and estimator == "marginal":
+        raise click.BadParameter("--paper-stage-one is a two-stage option; it cannot go with "
+                                 "--estimator marginal", param_hint="--paper-stage-one")
     from fairjudge.data import load_items, load_verdicts, write_table
     from fairjudge.winrate import load_alpacaeval, preferences_from_verdicts, win_rates
 
@@ -85,7 +93,8 @@ def winrate(source, baseline, items, control, no_standardize, paper_stage_one, l
         preferences = preferences_from_verdicts(load_verdicts(source), baseline=baseline,
                                                 items=item_table, control=control)
     result = win_rates(preferences, level=level, standardize=not no_standardize,
-                       cross_fit=not paper_stage_one)
+                       cross_fit=not paper_stage_one,
+                       estimator="two-stage" if paper_stage_one else estimator)
     if out:
         write_table(result.table.reset_index(), out)
     if html_path:
@@ -99,8 +108,11 @@ def winrate(source, baseline, items, control, no_standardize, paper_stage_one, l
         echo_json(result.to_dict())
         return
     pct = int(round(level * 100))
+    fit = {"marginal": "one joint fit, query effects integrated out",
+           "two-stage": "two stages, plug-in query effects",
+           "no query effects": "no query effects"}[result.estimator]
     click.echo(f"win rates against {baseline}, controlled for {control} "
-               f"(percent, {pct}% intervals)")
+               f"(percent, {pct}% intervals; {fit})")
     header = (f"{'model':<28}{'n':>6}  {'win rate':<22}{'controlled':<22}"
               f"{control + ' adds (pp)':<22}share of win rate")
     click.echo(header)

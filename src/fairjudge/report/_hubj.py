@@ -196,7 +196,12 @@ def winrate_html(result, *, baseline: str, title: str = "fairjudge win rates",
     ax.legend(loc="lower right", fontsize=8)
     sections = [Section("Decomposition", "table", html_table(table),
                         f"The controlled win rate is the GLM's prediction at no difference in "
-                        f"{result.control}; what the factor adds is the raw rate minus it.",
+                        f"{result.control}; what the factor adds is the raw rate minus it. "
+                        + {"marginal": "One joint fit of every model, with the query "
+                                       "effects integrated out.",
+                           "two-stage": "Two stages: query effects estimated first, then "
+                                        "plugged into each model's fit.",
+                           "no query effects": ""}.get(result.estimator, ""),
                         "prose"),
                 Section("Raw and controlled", "figure", figure_data_uri(fig))]
     notes = list(result.notes)

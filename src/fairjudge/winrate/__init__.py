@@ -1,6 +1,8 @@
 """Win rates against a baseline, raw and controlled for a factor: AlpacaEval's
-length-controlled win rate and HUB-J's bias-controlled win rate are one two-stage GLM
-[hubj-bias-discovery §3.4, App. F.1; Dubois et al. 2024].
+length-controlled win rate and HUB-J's bias-controlled win rate are one GLM with a query
+effect [hubj-bias-discovery §3.4, App. F.1; Dubois et al. 2024], fitted jointly with the
+query effects integrated out (:func:`fit_marginal`, the default up to 50 models) or in the
+papers' two stages (:func:`fit_query_effects`, then :func:`fit_unit`).
 
 :func:`load_alpacaeval` reads AlpacaEval annotation files as they are;
 :func:`preferences_from_verdicts` makes the same preference table from a fairjudge verdict
@@ -17,6 +19,7 @@ from fairjudge.winrate._glm import (
     fit_query_effects,
     fit_unit,
 )
+from fairjudge.winrate._marginal import MarginalFit, fit_marginal
 from fairjudge.winrate._winrate import (
     PREFERENCE_COLUMNS,
     WinRates,
@@ -26,11 +29,13 @@ from fairjudge.winrate._winrate import (
 )
 
 __all__ = [
+    "MarginalFit",
     "PREFERENCE_COLUMNS",
     "QueryCovariance",
     "QueryEffects",
     "UnitFit",
     "WinRates",
+    "fit_marginal",
     "fit_query_effects",
     "fit_unit",
     "load_alpacaeval",

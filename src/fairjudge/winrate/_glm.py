@@ -1,4 +1,5 @@
-"""The two-stage win-rate GLM of length-controlled AlpacaEval and HUB-J.
+"""The two-stage win-rate GLM of length-controlled AlpacaEval and HUB-J (the papers'
+estimator; ``estimator="two-stage"``).
 
 Model [hubj-bias-discovery §3.4, App. F.1; Dubois et al. 2024]: the preference ``y`` of
 unit m (a judge in HUB-J, a candidate model in AlpacaEval) for its candidate over the
@@ -34,15 +35,16 @@ Assumptions and choices the papers leave open, stated here:
   the preferences).
 - theta is identified relative to the centred query effects: it is theta + psi * (mean
   query effect) of the generating model.
-- What fairjudge does not fix: the plug-in query effects are noisy, and a logistic model
-  is not collapsible over noise in a covariate, so phi (and psi) come out attenuated
-  when few units share a query. Measured over 200 simulated data sets of 200 queries
-  (`tests/winrate`): phi is 0.09 logits low with 6 units and 0.12 with 3, and its 95%
-  interval covers about 93% and 87%; with many units (AlpacaEval's hundreds of models)
-  the effect vanishes. Integrating the likelihood over the query effects' uncertainty
-  (regression calibration with a probit approximation) over-corrected phi by 0.15-0.28
-  logits here, because with 2-5 binary preferences per query the estimates' errors are
-  far from normal; it is not used.
+- What the two stages cannot fix: the plug-in query effects are noisy, and a logistic
+  model is not collapsible over noise in a covariate, so phi (and psi) come out
+  attenuated when few units share a query, and more queries do not help (the query
+  effects are incidental parameters). Measured over simulated data sets of 4 units
+  (`tests/winrate`): phi is 0.09 logits low and its 95% interval covers 93.5% with 100
+  queries, 91% with 300. Integrating the likelihood over the Stage I posterior of each
+  query effect (a probit approximation, or exact quadrature given the other units)
+  over-corrected phi by 0.11-0.28 logits. :mod:`fairjudge.winrate._marginal` fits the
+  same model with the query effects integrated out of a joint likelihood instead, which
+  is consistent; :func:`fairjudge.winrate.win_rates` uses it by default up to 50 units.
 """
 
 from __future__ import annotations

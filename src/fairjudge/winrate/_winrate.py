@@ -14,6 +14,13 @@ import pandas as pd
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError, FairjudgeWarning
 from fairjudge.stats import Estimate, normal_interval
 from fairjudge.winrate._glm import check_preferences, fit_query_effects, fit_unit
+from fairjudge.winrate._marginal import fit_marginal
+
+ESTIMATORS = ("auto", "marginal", "two-stage")
+# Above this many models the joint fit's information matrix (3 per model) grows costly,
+# and each query effect rests on enough preferences that the two-stage fit's plug-in
+# attenuation is negligible (AlpacaEval's leaderboard has hundreds of models).
+MARGINAL_MAX_MODELS = 50
 
 #: Columns of a preference table: one preference of a model's answer over the baseline's.
 PREFERENCE_COLUMNS = ("model", "baseline", "query", "preference", "control_model",
@@ -196,6 +203,8 @@ class WinRates:
     notes : tuple of str
         What the reader should know about the fit (query effects dropped, a Stage I fit
         that did not converge).
+    estimator : str
+        The fit used: ``"marginal"``, ``"two-stage"``, or ``"no query effects"``.
     """
 
     table: pd.DataFrame
@@ -203,6 +212,7 @@ class WinRates:
     control: str
     query_effects: bool
     notes: tuple = ()
+    estimator: str = "no query effects"
 
     def to_dict(self) -> dict:
         """model -> {win_rate, controlled_win_rate, bias, bias_share (each an Estimate as a
@@ -217,10 +227,11 @@ class WinRates:
 
 
 def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bool = True,
-              query_prior_precision: float = 0.1, cross_fit: bool = True) -> WinRates:
+              query_prior_precision: float = 0.1, cross_fit: bool = True,
+              estimator: str = "auto") -> WinRates:
     """Raw and controlled win rates of every model against the baseline.
 
-    The two-stage GLM of :mod:`fairjudge.winrate._glm` with the factor differential
+    The GLM of :mod:`fairjudge.winrate._glm` with the factor differential
     ``control_model - control_baseline``; with ``standardize`` (AlpacaEval's length
     control) divided by its standard deviation within each model before ``tanh``;
     without, ``tanh`` of the raw differential (HUB-J's intensity scores). Query effects
@@ -235,8 +246,18 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
         Level of every interval.
     standardize : bool
         Divide the differential by its within-model standard deviation.
+    estimator : {"auto", "marginal", "two-stage"}
+        ``"auto"`` (default): ``"marginal"`` up to :data:`MARGINAL_MAX_MODELS` models,
+        ``"two-stage"`` beyond. ``"marginal"``: one joint fit of every model with the query effects
+        integrated out (:mod:`fairjudge.winrate._marginal`), whose phi is consistent and
+        whose intervals cover with few models per query. ``"two-stage"``: the papers'
+        Stage I query effects plugged into a Stage II per model, which attenuates phi
+        when few models share a query (the options below apply to it). Models whose
+        preferences are all equal or whose differential never varies are left out of the
+        joint fit (their controlled figures are not estimable); if the joint fit fails,
+        the two-stage fit is used and ``notes`` says so.
     query_prior_precision : float
-        Prior precision of the Stage I query effects.
+        Prior precision of the Stage I query effects (two-stage).
     cross_fit : bool
         Estimate each model's query effects from the other models' preferences only
         (default). The paper's Stage I uses every unit, the model's own preferences
@@ -264,6 +285,9 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
     ConvergenceWarning
         If a Stage I fit does not converge (also in ``notes``).
     """
+    if estimator not in ESTIMATORS:
+        raise FairjudgeInputError(f"`estimator` must be one of {', '.join(ESTIMATORS)}; "
+                                  f"got {estimator!r}")
     missing = [c for c in PREFERENCE_COLUMNS if c not in preferences.columns]
     if missing:
         raise FairjudgeInputError(f"the preference table lacks column `{missing[0]}`")
@@ -300,7 +324,17 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
     if len(models) > 1 and not shared:
         notes.append("no query was judged for two models, so there is no shared query "
                      "effect to estimate: it is dropped")
-    if len(models) > 1 and shared:
+    if estimator == "auto":
+        estimator = "marginal" if len(models) <= MARGINAL_MAX_MODELS else "two-stage"
+    if len(models) > 1 and shared and estimator == "marginal":
+        marginal = _marginal_fits(y, unit_codes, query_codes, t, len(models), len(queries))
+        if isinstance(marginal, str):
+            notes.append(marginal)
+        else:
+            fits.update(marginal)
+            gamma = np.zeros(len(y))  # query effects were estimated (integrated out)
+            with_stage_one.update(dict.fromkeys(marginal, None))
+    if len(models) > 1 and shared and not fits:
         gamma = np.zeros(len(y))
         # Cross-fitted: each model's query effects from the other models' preferences; or
         # the paper's Stage I, once over every model.
@@ -324,7 +358,7 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
             gamma[target] = stage1.gamma[query_codes[target]]
             for unit in (range(len(models)) if code is None else [code]):
                 stage_two(unit, stage1.covariance)
-    else:
+    elif not fits:
         for code in range(len(models)):
             stage_two(code, None)
     rows, estimates = {}, {}
@@ -348,7 +382,9 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                        psi=fit.coef[2] if gamma is not None else np.nan,
                        theta_se=errors[0], phi_se=errors[1],
                        psi_se=errors[2] if gamma is not None else np.nan)
-            method = ("delta method (Stage II covariance with the Stage I query-effect "
+            method = ("delta method (joint fit with the query effects integrated out, "
+                      "plus their posterior variance)" if with_stage_one[code] is None else
+                      "delta method (Stage II covariance with the Stage I query-effect "
                       "uncertainty)" if with_stage_one[code] else
                       "delta method (Stage II covariance)")
             figures["controlled_win_rate"] = _share_estimate(
@@ -370,7 +406,40 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
     table = table.sort_values("controlled_win_rate", ascending=False, na_position="last")
     return WinRates(table, {m: estimates[m] for m in table.index},
                     preferences.attrs.get("control", "the factor"), gamma is not None,
-                    tuple(dict.fromkeys(notes)))
+                    tuple(dict.fromkeys(notes)),
+                    "no query effects" if gamma is None else
+                    "marginal" if None in with_stage_one.values() else "two-stage")
+
+
+def _marginal_fits(y, unit_codes, query_codes, t, n_units: int, n_queries: int):
+    """unit code -> UnitFit (or the error that makes it not estimable) from the joint
+    marginal fit of the estimable units, or a note saying why the two-stage fit is used."""
+    fits, usable = {}, []
+    for code in range(n_units):
+        mine = unit_codes == code
+        if np.ptp(y[mine]) == 0:
+            fits[code] = ValueError("every preference is the same, so the log-odds are "
+                                    "infinite")
+        elif np.ptp(t[mine]) == 0:
+            fits[code] = ValueError("the factor differential never varies, so its effect "
+                                    "cannot be told from the intercept")
+        else:
+            usable.append(code)
+    rows = np.isin(unit_codes, usable)
+    if len(usable) < 2 or pd.Series(unit_codes[rows]).groupby(
+            query_codes[rows]).nunique().max() < 2:
+        return ("fewer than two estimable models share a query; the two-stage fit is "
+                "used")
+    local = np.searchsorted(usable, unit_codes[rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = fit_marginal(y[rows], local, query_codes[rows], t[rows], n_units=len(usable),
+                           n_queries=n_queries)
+    if not fit.converged:
+        return ("the joint fit with the query effects integrated out did not converge; the "
+                "two-stage fit is used")
+    fits.update(zip(usable, fit.units))
+    return fits
 
 
 def _percent(value: float, se: float, n: int, level: float, method: str, *,
