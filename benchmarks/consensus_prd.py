@@ -2,7 +2,8 @@
 
 The five reviewers (bard, claude, gpt35, gpt4, vicuna-13b) are also the five contestants.
 For each consensus method of ``fairjudge consensus`` (joint Bradley–Terry with
-self-preference terms, pooled, majority, UDA's baseline Elo) this prints the Pearson and
+self-preference terms, pooled, majority, UDA's baseline Elo; UDA itself is
+``benchmarks/uda_prd.py``) this prints the Pearson and
 Spearman correlation of the consensus scores with the human scores (a Bradley–Terry fit to
 PRD's human pairwise labels), the mean over judges of each judge's own correlation, and
 the mean inter-judge standard deviation of a contestant's score (Elo points), each with a
@@ -63,7 +64,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     draws = [rng.choice(questions, len(questions)) for _ in range(args.resamples)]
     rows = []
-    for method in METHODS:
+    for method in [m for m in METHODS if m != "uda"]:  # UDA: benchmarks/uda_prd.py
         point = figures(bench, list(questions), method)
         resampled = pd.DataFrame([figures(bench, list(d), method) for d in draws])
         row = {"method": method}

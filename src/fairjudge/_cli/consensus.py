@@ -12,12 +12,13 @@ from fairjudge._cli._options import json_option, seed_option
 @click.argument("verdicts", type=click.Path(dir_okay=False))
 @click.option("--items", required=True, type=click.Path(dir_okay=False),
               help="Answers with `source`: the contestant (model) that wrote each.")
-@click.option("--method", type=click.Choice(["joint", "pooled", "majority", "elo"]),
+@click.option("--method", type=click.Choice(["joint", "pooled", "majority", "elo", "uda"]),
               default="joint", show_default=True,
               help="joint: one Bradley-Terry model with per-judge position and "
                    "self-preference terms; pooled: every verdict as one judge's; majority: "
                    "the judges' majority per pair; elo: UDA's baseline, per-judge Elo "
-                   "averaged.")
+                   "averaged; uda: Elo with a learned per-comparison K and soft label "
+                   "(needs torch and the answers' `text`).")
 @click.option("--human-scores", type=click.Path(dir_okay=False), default=None,
               help="Table with columns contestant, score (human ratings, any scale): adds "
                    "the correlation.")
@@ -31,13 +32,22 @@ from fairjudge._cli._options import json_option, seed_option
                    "self-preference terms (empirical Bayes) instead of a fixed one.")
 @click.option("--elo-k", type=click.FloatRange(min=0, min_open=True), default=16.0,
               show_default=True, help="K of the sequential Elo baseline.")
+@click.option("--embedder", default="minilm", show_default=True,
+              help="With --method uda: the answers' sentence embedder (minilm, hashing, or a "
+                   "local sentence-transformers model; nothing is downloaded).")
+@click.option("--no-self-features", is_flag=True,
+              help="With --method uda: leave out the features of the judge's own answer "
+                   "(the paper's ablation).")
+@click.option("--epochs", type=click.IntRange(min=1), default=None,
+              help="With --method uda: training epochs (default 40; the adapter with the "
+                   "best validation loss is kept).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Write an HTML report (scores, judge x contestant heatmap, "
                    "self-preference).")
 @seed_option
 @json_option
 def consensus(verdicts, items, method, human_scores, anchor, reliability, shrinkage, elo_k,
-              html_path, seed, as_json):
+              embedder, no_self_features, epochs, html_path, seed, as_json):
     """Score the contestants that judges compared in VERDICTS (answers mapped to their
     --items `source`), per judge and in consensus [uda-consensus-elo]."""
     from fairjudge._util._files import atomic_write
@@ -53,9 +63,23 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
             raise click.BadParameter("needs columns contestant, score",
                                      param_hint="--human-scores")
         human = table.set_index(table["contestant"].astype(str))["score"].astype(float)
+    uda_options = {"--embedder": embedder != "minilm", "--no-self-features": no_self_features,
+                   "--epochs": epochs is not None}
+    misplaced = [name for name, given in uda_options.items() if given]
+    if misplaced and method != "uda":
+        raise click.BadParameter(f"{misplaced[0]} is an option of --method uda",
+                                 param_hint=misplaced[0])
+    settings = None
+    if method == "uda":
+        from dataclasses import replace
+
+        from fairjudge.consensus import UdaSettings
+
+        settings = replace(UdaSettings(k=elo_k), self_features=not no_self_features,
+                           **({"epochs": epochs} if epochs else {}))
     result = run_consensus(verdicts, load_items(items), method=method, human_scores=human,
                            anchor=anchor, reliability=reliability, shrinkage=shrinkage,
-                           elo_k=elo_k, rng=seed)
+                           elo_k=elo_k, rng=seed, embedder=embedder, uda_settings=settings)
     if html_path:
         from fairjudge.report import consensus_html
 
@@ -94,6 +118,14 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
             mean = figures["mean_over_judges"]
             click.echo(f"{name} with the human scores: {c['estimate']:+.2f} {interval}; mean "
                        "over judges " + ("n/a" if mean is None else f"{mean:+.2f}"))
+    if result.uda is not None:
+        from fairjudge.consensus import uda_metrics
+
+        before = uda_metrics(result.uda.baseline, result.uda.baseline)["mean_inter_judge_sd"]
+        after = uda_metrics(result.uda.ratings, result.uda.baseline)["mean_inter_judge_sd"]
+        click.echo(f"inter-judge s.d., mean over contestants: baseline Elo {before:.1f}, UDA "
+                   f"{after:.1f} ({100 * (1 - after / before):.0f}% lower; adapter of "
+                   f"epoch {result.uda.best_epoch + 1}, {result.uda.n_features} features)")
     for note in result.notes:
         click.echo(f"note: {note}")
     if html_path:

@@ -23,6 +23,11 @@ then scores the contestants by one of:
     UDA's baseline [uda-consensus-elo § Method]: per judge, sequential Elo over its verdicts
     in a seeded order (K = ``elo_k``, initial rating 1000; the paper states neither), and
     the mean over judges.
+``uda``
+    UDA itself (:mod:`fairjudge.consensus._uda`): the Elo recursion with a K-factor and a
+    soft label per comparison from an MLP on embedding features of the answers and of the
+    judge's own answer, trained to pull every judge toward the baseline consensus; the
+    consensus is the mean over judges. Needs torch (``fairjudge[uda]``).
 
 Every method also reports each judge's own scores (a position-aware Bradley–Terry fit on
 that judge alone) and the standard deviation of a contestant's score across judges, the
@@ -46,7 +51,7 @@ from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats import Estimate
 
-METHODS = ("joint", "pooled", "majority", "elo")
+METHODS = ("joint", "pooled", "majority", "elo", "uda")
 ELO_SCALE = 400.0 / np.log(10.0)
 
 
@@ -145,6 +150,9 @@ class Consensus:
     reliability : pandas.DataFrame or None
         Per judge (``joint`` with ``reliability``): its temperature tau (``estimate``,
         ``ci_low``, ``ci_high``; the geometric mean over judges is 1).
+    uda : UdaFit or None
+        With ``uda``: the trained adapter, the baseline Elo ratings it was aligned with and
+        the training history.
     """
 
     method: str
@@ -156,6 +164,7 @@ class Consensus:
     notes: tuple = ()
     ranking: object = field(default=None, repr=False)
     reliability: pd.DataFrame | None = None
+    uda: object = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
         """The JSON of ``fairjudge consensus --json``."""
@@ -175,13 +184,21 @@ class Consensus:
                 **({"reliability": {j: {k: finite(r[k]) for k in r.index}
                                     for j, r in self.reliability.iterrows()}}
                    if self.reliability is not None else {}),
+                **({"uda": {"baseline_per_judge": {
+                    j: {c: finite(v) for c, v in column.items()}
+                    for j, column in self.uda.baseline.items()},
+                    "baseline_inter_judge_sd": {c: finite(v) for c, v in _spread(
+                        self.uda.baseline).items()},
+                    "best_epoch": self.uda.best_epoch, "n_features": self.uda.n_features}}
+                   if self.uda is not None else {}),
                 "notes": list(self.notes)}
 
 
 def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joint",
               human_scores: pd.Series | None = None, families: dict | None = None,
               elo_k: float = 16.0, anchor: str | None = None, reliability: bool = False,
-              shrinkage: bool = False, level: float = 0.95, rng=0) -> Consensus:
+              shrinkage: bool = False, level: float = 0.95, rng=0, embedder="minilm",
+              uda_settings=None) -> Consensus:
     """Score the contestants of a judge panel; see the module docstring for the methods.
 
     Parameters
@@ -209,7 +226,12 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         model), instead of the fixed N(0, 10) prior.
     level : float
     rng : seed
-        Seeds the Elo order.
+        Seeds the Elo order (and UDA's question split and initial weights).
+    embedder : str or callable
+        With ``uda``: the sentence embedder of the answers ("minilm", "hashing", a local
+        sentence-transformers model, or texts -> array).
+    uda_settings : UdaSettings, optional
+        With ``uda``: its constants (K, initial rating, lambdas, epochs, the self features).
 
     Returns
     -------
@@ -252,6 +274,9 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     if anchor is not None and anchor not in contestants:
         raise FairjudgeInputError(f"anchor {anchor!r} is not a contestant; have "
                                   f"{', '.join(contestants)}")
+    if len(judges) == 1 and method == "uda":
+        raise FairjudgeInputError(f"one judge ({judges[0]}): UDA aligns several judges with "
+                                  "their consensus and needs at least two")
     if len(judges) == 1:
         notes.append(f"one judge ({judges[0]}): there is no dispersion across judges and "
                      "no consensus beyond its own scores")
@@ -308,6 +333,25 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         source = table if method == "pooled" else _majority(table)
         ranking = rank(source, model="naive", pool_judges=True, level=level, n_samples=200)
         scores = _with_intervals(ranking, anchor)
+    elif method == "uda":
+        from fairjudge.consensus._uda import UdaSettings, train_uda, uda_batches
+        from fairjudge.discovery import resolve_embedder
+
+        settings = uda_settings or UdaSettings(k=elo_k)
+        embed = resolve_embedder(embedder, items["text"].astype(str).tolist()
+                                 if "text" in items.columns else [])
+        batches, names = uda_batches(table, items, embed,
+                                     self_features=settings.self_features, rng=rng)
+        uda_fit = train_uda(batches, names, settings=settings, rng=rng)
+        ratings = uda_fit.ratings.reindex(contestants)
+        if anchor is not None:
+            ratings = ratings - ratings.loc[anchor] + 1000.0
+        scores = pd.DataFrame({"estimate": ratings.mean(axis=1), "ci_low": np.nan,
+                               "ci_high": np.nan})
+        per_judge = ratings.rename_axis("contestant")
+        spread = _spread(per_judge)
+        if not settings.self_features:
+            notes.append("UDA without its self features (the paper's ablation)")
     else:
         ratings = pd.DataFrame({judge: _sequential_elo(table[table["judge"] == judge],
                                                        contestants, elo_k, rng)
@@ -325,7 +369,7 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     if human_scores is not None:
         correlation = _human_correlation(scores["estimate"], per_judge, human_scores, level)
     return Consensus(method, scores, per_judge, spread, self_pref, correlation,
-                     tuple(notes), ranking, weights)
+                     tuple(notes), ranking, weights, uda_fit if method == "uda" else None)
 
 
 def _spread(per_judge: pd.DataFrame) -> pd.Series:

@@ -32,6 +32,7 @@ from fairjudge.discovery._offline import (
     discover_offline,
     load_factors,
     minilm_embedder,
+    resolve_embedder,
     sentence_transformer_embedder,
     sentences,
     with_factor_covariates,
@@ -71,6 +72,6 @@ __all__ = ["AGREE", "agreement_cases", "BiasFactor", "DISAGREE", "disagreement_c
            "LEVELS", "load_factor_definitions", "load_factors", "load_module_templates",
            "LoadedFactors", "minilm_embedder", "MODULE_TEMPLATES", "ModuleTemplate",
            "OfflineDiscovery", "PRE_DISCOVERED", "probe_kind_name", "Quantification", "quantify",
-           "quantify_async", "score_items", "score_items_async", "sentence_transformer_embedder",
-           "sentences", "SET_ASIDE", "SpendCapStop", "split_sets", "Splits",
-           "with_factor_covariates"]
+           "quantify_async", "resolve_embedder", "score_items", "score_items_async",
+           "sentence_transformer_embedder", "sentences", "SET_ASIDE", "SpendCapStop", "split_sets",
+           "Splits", "with_factor_covariates"]

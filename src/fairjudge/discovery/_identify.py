@@ -207,7 +207,7 @@ async def identify_async(cases: pd.DataFrame, generator, *, cache=None,
                              temperature=0.0, max_tokens=2048),
                          max_reasks: int = 2, rng=0) -> Identification:
     """Asynchronous :func:`identify` (the generator stays open)."""
-    from fairjudge.discovery._offline import _embedder, _kmeans
+    from fairjudge.discovery._offline import _kmeans, resolve_embedder
     from fairjudge.stats import holm_bonferroni
 
     cases = _checked_cases(cases)
@@ -252,7 +252,7 @@ async def identify_async(cases: pd.DataFrame, generator, *, cache=None,
             "are cached, see the run report)")
     features = pd.DataFrame(features)
     texts = [_feature_text(f) for f in features.itertuples()]
-    embed = _embedder(embedder, texts)
+    embed = resolve_embedder(embedder, texts)
     vectors = _unit(embed(texts))
 
     pool: list[BiasFactor] = []

@@ -290,7 +290,7 @@ def discover_offline(judge_texts, human_texts, *, n_clusters: int = 20, top_k: i
     if len(corpus) < 2:
         raise FairjudgeInputError("the calibration responses have no sentences of three words "
                                   "or more to cluster")
-    embed = _embedder(embedder, corpus)
+    embed = resolve_embedder(embedder, corpus)
     vectors = embed(corpus)
     k = int(min(n_clusters, max(2, len(corpus) // 5)))
     centroids, labels = _kmeans(vectors, k, generator)
@@ -350,7 +350,7 @@ def _kmeans(vectors: np.ndarray, k: int, generator) -> tuple[np.ndarray, np.ndar
             return run("points")
 
 
-def _embedder(spec, corpus):
+def resolve_embedder(spec, corpus):
     """The embedder ``spec`` names: "hashing" (fitted on ``corpus``), "minilm", any other
     string a sentence-transformers model (a local path or a model already in the cache:
     nothing is downloaded here), or a callable as it is."""

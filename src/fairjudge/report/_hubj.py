@@ -213,13 +213,56 @@ def winrate_html(result, *, baseline: str, title: str = "fairjudge win rates",
                        sections=sections)
 
 
+def _uda_sections(fit, order: list) -> list:
+    """Baseline Elo next to UDA: its heatmap (Fig. 5, left), the dispersion before and
+    after, and the rating trajectories of both (Fig. 3)."""
+    from fairjudge.consensus import uda_metrics
+    from fairjudge.report._html import figure_data_uri
+    from fairjudge.report._plots import _pyplot
+
+    before = uda_metrics(fit.baseline, fit.baseline)
+    after = uda_metrics(fit.ratings, fit.baseline)
+    sections = [Section("Baseline Elo, each judge", "heat", heat_table(
+        fit.baseline.T.rename_axis("judge")[order], center=1000.0, digits=0),
+        f"Fixed K = {fit.settings.k:g}, the same comparisons in the same order; the "
+        "consensus UDA was trained toward is their mean over judges.")]
+    sections.append(Section("Dispersion across judges", "facts", [
+        ("baseline Elo, mean s.d.", f"{before['mean_inter_judge_sd']:.1f} Elo points"),
+        ("UDA, mean s.d.", f"{after['mean_inter_judge_sd']:.1f} Elo points "
+         f"({100 * (1 - after['mean_inter_judge_sd'] / before['mean_inter_judge_sd']):.0f}% "
+         "lower)"),
+        ("adapter", f"epoch {fit.best_epoch + 1} of {len(fit.history)} (lowest validation "
+                    f"loss), {fit.n_features} features"
+                    + ("" if fit.settings.self_features else ", no self features"))]))
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    colours = plt.get_cmap("tab10")
+    contestants = list(fit.ratings.index)
+    for ax, (name, title) in zip(axes, (("baseline", "baseline Elo"), ("uda", "UDA"))):
+        path = fit.trajectories[name]
+        for c, contestant in enumerate(contestants):
+            for j in range(path.shape[0]):
+                ax.plot(path[j, :, c], color=colours(c % 10), lw=0.7, alpha=0.6,
+                        label=str(contestant)[:24] if j == 0 else None)
+        ax.set_title(title)
+        ax.set_xlabel("comparison (each judge's order)")
+    axes[0].set_ylabel("rating (Elo)")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    sections.append(Section("Rating trajectories", "figure", figure_data_uri(fig),
+                            "One line per judge and contestant: how far apart the judges' "
+                            "ratings of a contestant drift (the paper's Fig. 3)."))
+    return sections
+
+
 def consensus_html(result, *, title: str = "fairjudge consensus",
                    provenance: Provenance | None = None) -> str:
     """The report of :func:`fairjudge.consensus.consensus`: contestant scores with
     intervals, the judge × contestant heatmap (UDA's Fig. 5), the dispersion across
     judges, self-preference per judge and the correlation with human scores."""
     scores = result.scores.copy()
-    board = pd.DataFrame({"score [95%]": [
+    with_intervals = bool(np.isfinite(scores["ci_low"].to_numpy(float)).any())
+    board = pd.DataFrame({"score [95%]" if with_intervals else "score": [
         f"{r.estimate:.0f}" + ("" if not np.isfinite(r.ci_low)
                                else f" [{r.ci_low:.0f}, {r.ci_high:.0f}]")
         for r in scores.itertuples()],
@@ -231,10 +274,15 @@ def consensus_html(result, *, title: str = "fairjudge consensus",
                         "judges: of each judge's own scores, the dispersion a consensus "
                         "should not hide.")]
     judges = result.per_judge.T.rename_axis("judge")[list(scores.index)]
+    caption = {"elo": "Each judge's sequential Elo ratings over its verdicts",
+               "uda": "Each judge's UDA ratings: the Elo recursion with the trained "
+                      "adapter's K and soft label per comparison"}.get(
+        result.method, "A judge's position-aware Bradley–Terry scores on its own verdicts")
     sections.append(Section("Each judge's scores", "heat",
                             heat_table(judges, center=1000.0, digits=0),
-                            "A judge's position-aware Bradley–Terry scores on its own "
-                            "verdicts; hover a cell for its value."))
+                            caption + "; hover a cell for its value."))
+    if result.uda is not None:
+        sections += _uda_sections(result.uda, list(scores.index))
     if len(result.self_preference.columns):
         pref = result.self_preference
         table = pd.DataFrame({
