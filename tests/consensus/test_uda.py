@@ -208,5 +208,19 @@ def test_the_uda_method_end_to_end_and_its_errors(tmp_path, capsys):
     assert out["method"] == "uda" and set(out["uda"]["baseline_per_judge"]) == set(CONTESTANTS)
     assert main([*args, "--method", "uda", "--embedder", "hashing", "--epochs", "3"]) == 0
     assert "inter-judge s.d., mean over contestants: baseline Elo" in capsys.readouterr().out
+    # A contestant one judge never met has no rating of that judge's, not 1000.
+    unmet = verdicts[~((verdicts["judge"] == "llama-2")
+                       & (verdicts["item_a"].str.endswith("gpt-4")
+                          | verdicts["item_b"].str.endswith("gpt-4")))]
+    spoilt = np.arange(len(unmet)) % 17 == 0  # unparseable outputs: no game
+    partial = consensus(unmet.assign(winner=unmet["winner"].where(~spoilt),
+                                     outcome_detail=np.where(spoilt, "invalid", "win")),
+                        items, method="uda", embedder="hashing",
+                        uda_settings=UdaSettings(epochs=3))
+    assert np.isnan(partial.per_judge.loc["gpt-4", "llama-2"])
+    assert np.isnan(partial.uda.baseline.loc["gpt-4", "llama-2"])
+    assert partial.per_judge.drop(index="gpt-4").notna().all().all()
+    with pytest.raises(FairjudgeInputError, match=r"UdaSettings.epochs must be >= 1; got 0"):
+        UdaSettings(epochs=0)
     assert main([*args, "--method", "elo", "--no-self-features"]) == 2
     assert "is an option of --method uda" in capsys.readouterr().err

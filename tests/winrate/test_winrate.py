@@ -12,6 +12,7 @@ from scipy import optimize, special, stats
 from fairjudge._cli import main
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.winrate import (
+    PREFERENCE_COLUMNS,
     fit_unit,
     load_alpacaeval,
     preferences_from_verdicts,
@@ -266,6 +267,29 @@ def test_marginal_fit_is_the_maximum_and_the_raw_rate_is_its_fitted_mean():
         assert unit.bias == pytest.approx(unit.win_rate - unit.controlled, abs=1e-6)
     # psi's sign is fixed so that the psi sum to a positive number.
     assert fit.coef[:, 2].sum() > 0
+
+
+def test_averaged_verdicts_enter_the_joint_fit_as_binomial_counts():
+    """Preferences that average two verdicts (both presentation orders) are a count out of
+    2 inside the query integral; read as fractional responses they would bias psi toward
+    zero (by 0.7 here). Without a `trials` column a 0.5 could be a tie or a mean, so the
+    two-stage fit is used, and the output says so."""
+    rng = np.random.default_rng(7)
+    n_queries, rows = 2000, []
+    gamma = rng.normal(0, 1, n_queries)
+    for m in range(4):
+        delta = rng.normal(0, 1, n_queries)
+        p = special.expit(0.2 + 0.8 * np.tanh(delta) + gamma)
+        y = (rng.random((2, n_queries)) < p).mean(axis=0)
+        rows += [(f"m{m}", "b", f"q{x}", y[x], delta[x], 0.0, 2) for x in range(n_queries)]
+    table = pd.DataFrame(rows, columns=[*PREFERENCE_COLUMNS, "trials"])
+    result = win_rates(table, standardize=False)
+    assert result.estimator == "marginal"
+    assert abs(result.table["psi"].mean() - 1.0) < 0.1
+    assert abs(result.table["phi"].mean() - 0.8) < 0.1
+    fallback = win_rates(table.drop(columns="trials"), standardize=False)
+    assert fallback.estimator == "two-stage"
+    assert any("without a count of the verdicts" in note for note in fallback.notes)
 
 
 def test_the_estimator_is_checked_and_falls_back_with_a_note():

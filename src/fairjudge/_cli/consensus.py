@@ -124,8 +124,9 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
         before = uda_metrics(result.uda.baseline, result.uda.baseline)["mean_inter_judge_sd"]
         after = uda_metrics(result.uda.ratings, result.uda.baseline)["mean_inter_judge_sd"]
         click.echo(f"inter-judge s.d., mean over contestants: baseline Elo {before:.1f}, UDA "
-                   f"{after:.1f} ({100 * (1 - after / before):.0f}% lower; adapter of "
-                   f"epoch {result.uda.best_epoch + 1}, {result.uda.n_features} features)")
+                   f"{after:.1f} ({100 * (1 - after / before):.0f}% lower, in sample: the "
+                   "adapter learned from these comparisons; adapter of epoch "
+                   f"{result.uda.best_epoch + 1}, {result.uda.n_features} features)")
     for note in result.notes:
         click.echo(f"note: {note}")
     if html_path:

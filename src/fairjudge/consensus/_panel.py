@@ -337,7 +337,10 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         from fairjudge.consensus._uda import UdaSettings, train_uda, uda_batches
         from fairjudge.discovery import resolve_embedder
 
-        settings = uda_settings or UdaSettings(k=elo_k)
+        settings = uda_settings or UdaSettings(k=elo_k)  # uda_settings carries its own K
+        if "text" not in items.columns:
+            raise FairjudgeInputError("UDA needs `text` in the item table: its features are "
+                                      "embeddings of the answers")
         embed = resolve_embedder(embedder, items["text"].astype(str).tolist()
                                  if "text" in items.columns else [])
         batches, names = uda_batches(table, items, embed,

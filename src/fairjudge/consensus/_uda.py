@@ -79,6 +79,20 @@ class UdaSettings:
     validation_share: float = 0.2
     self_features: bool = True
 
+    def __post_init__(self):
+        checks = {"k": self.k > 0, "epochs": int(self.epochs) >= 1,
+                  "lambda_pearson": self.lambda_pearson >= 0,
+                  "lambda_dispersion": self.lambda_dispersion >= 0,
+                  "learning_rate": self.learning_rate > 0,
+                  "validation_share": 0 <= self.validation_share < 1}
+        rules = {"k": "> 0", "epochs": ">= 1", "lambda_pearson": ">= 0",
+                 "lambda_dispersion": ">= 0", "learning_rate": "> 0",
+                 "validation_share": "in [0, 1)"}
+        for name, ok in checks.items():
+            if not ok:
+                raise FairjudgeInputError(f"UdaSettings.{name} must be {rules[name]}; got "
+                                          f"{getattr(self, name)!r}")
+
 
 def pair_block(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``[u - v, u * v, cos, KL(softmax u || softmax v), L2]`` per row: shape (n, 2d + 3)
@@ -108,8 +122,12 @@ def aligned_biases(biases, alpha) -> np.ndarray:
     ``(1 - alpha_j) b_j + alpha_j mean(b)``; biases of shape (J,) or (J, M) (judges first),
     alpha in [0, 1] of shape (J,)."""
     biases, alpha = np.asarray(biases, float), np.asarray(alpha, float)
+    if alpha.shape != biases.shape[:1]:
+        raise FairjudgeInputError(f"alpha must hold one number per judge, shape "
+                                  f"{biases.shape[:1]}; got shape {alpha.shape}")
     if np.any((alpha < 0) | (alpha > 1)):
-        raise FairjudgeInputError("alpha must be in [0, 1]")
+        outside = alpha[(alpha < 0) | (alpha > 1)]
+        raise FairjudgeInputError(f"alpha must be in [0, 1]; got {outside[:3]}")
     alpha = alpha.reshape((-1,) + (1,) * (biases.ndim - 1))
     return (1 - alpha) * biases + alpha * biases.mean(axis=0, keepdims=True)
 
@@ -120,6 +138,11 @@ def elo_ratings(first, second, outcome, n_contestants: int, *, k=16.0,
     ``first``, ``second`` (shape (T,)), ``outcome`` the score of ``first`` (1, 0, 0.5) and
     ``k`` a constant or one K per comparison. Returns ratings of shape (n_contestants,),
     or with ``trajectory`` the ratings after each comparison, shape (T, n_contestants)."""
+    outcome = np.asarray(outcome, float)
+    outside = outcome[~((outcome >= 0) & (outcome <= 1))]
+    if len(outside):
+        raise FairjudgeInputError("`outcome` must be the first contestant's score in [0, 1] "
+                                  f"(1 win, 0 loss, 0.5 tie); got {outside[:3]}")
     rating = np.full(n_contestants, float(initial))
     k = np.broadcast_to(np.asarray(k, float), np.shape(outcome))
     path = []
@@ -235,6 +258,15 @@ class _Adapter:
         return rating
 
 
+def _seen(parts: list, n_contestants: int) -> np.ndarray:
+    """Whether each judge compared each contestant: shape (judges, contestants)."""
+    seen = np.zeros((len(parts), n_contestants), bool)
+    for j, batch in enumerate(parts):
+        seen[j, batch.first] = True
+        seen[j, batch.second] = True
+    return seen
+
+
 def _pearson(x, y):
     x = x - x.mean()
     y = y - y.mean()
@@ -254,6 +286,8 @@ class UdaFit:
     history : pandas.DataFrame
         Per epoch: ``train_loss`` and ``validation_loss``.
     best_epoch : int
+        The kept adapter's epoch (0-based; -1: the untrained one, baseline Elo with
+        softened labels, had the lowest validation loss).
     n_features : int
     settings : UdaSettings
     trajectories : dict
@@ -331,16 +365,29 @@ def train_uda(batches: list, contestants: list, *, settings: UdaSettings = UdaSe
         return (f - mean) / sd
 
     def anchor(parts):
-        """The baseline consensus on the logit scale, shape (M,)."""
+        """The baseline consensus on the logit scale, shape (M,) (mean over the judges
+        that saw each contestant)."""
         base = np.array([elo_ratings(b.first, b.second, b.outcome, len(contestants),
                                      k=settings.k, initial=0.0) for b in parts])
-        return torch.as_tensor(base.mean(axis=0) / ELO_POINTS_PER_LOGIT)
+        seen = _seen(parts, len(contestants))
+        with np.errstate(invalid="ignore"):
+            mean = np.where(seen, base, 0.0).sum(axis=0) / seen.sum(axis=0)
+        return torch.as_tensor(np.nan_to_num(mean) / ELO_POINTS_PER_LOGIT)
 
     def loss(adapter, parts, target):
+        """Eq. 3 over the judges with comparisons in ``parts``, each on the contestants it
+        saw; the dispersion over the judges that saw a contestant."""
+        seen = torch.as_tensor(_seen(parts, len(contestants)))
         rating = adapter.ratings(parts, len(contestants), standardise)
-        per_judge = [((r - target) ** 2).mean() + settings.lambda_pearson
-                     * (1 - _pearson(r, target)) for r in rating]
-        dispersion = rating.var(dim=0, unbiased=False).mean()
+        per_judge = [((r[mask] - target[mask]) ** 2).mean() + settings.lambda_pearson
+                     * (1 - _pearson(r[mask], target[mask]))
+                     for r, mask in zip(rating, seen) if int(mask.sum()) > 1]
+        weight = seen.double()
+        count = weight.sum(dim=0).clamp(min=1.0)
+        mean = (rating * weight).sum(dim=0) / count
+        variance = (((rating - mean) ** 2) * weight).sum(dim=0) / count
+        shared = weight.sum(dim=0) > 1
+        dispersion = variance[shared].mean() if bool(shared.any()) else rating.sum() * 0.0
         return torch.stack(per_judge).mean() + settings.lambda_dispersion * dispersion
 
     previous_threads = torch.get_num_threads()
@@ -352,23 +399,29 @@ def train_uda(batches: list, contestants: list, *, settings: UdaSettings = UdaSe
         schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, settings.epochs)
         train_target = anchor(train)
         validation_target = anchor(validation) if held_out else None
-        history, best, best_state, best_epoch = [], np.inf, adapter.state(), 0
+        def check_loss():
+            with torch.no_grad():
+                return float(loss(adapter, validation, validation_target) if held_out
+                             else loss(adapter, train, train_target))
+
+        # The untrained adapter (baseline Elo with softened labels) is a candidate too.
+        history, best, best_state, best_epoch = [], check_loss(), adapter.state(), -1
         for epoch in range(settings.epochs):
             optimiser.zero_grad()
             value = loss(adapter, train, train_target)
             value.backward()
             optimiser.step()
             schedule.step()
-            with torch.no_grad():
-                check = (loss(adapter, validation, validation_target) if held_out
-                         else loss(adapter, train, train_target))
-            history.append((float(value.detach()), float(check)))
-            if float(check) < best:
-                best, best_state, best_epoch = float(check), adapter.state(), epoch
+            check = check_loss()
+            history.append((float(value.detach()), check))
+            if check < best:
+                best, best_state, best_epoch = check, adapter.state(), epoch
         adapter.load(best_state)
         ratings, uda_path = _rate(adapter, batches, contestants, (mean, sd), settings)
     finally:
         torch.set_num_threads(previous_threads)
+    unseen = ~_seen(batches, len(contestants)).T  # a judge's rating of nobody it met is 1000
+    ratings = ratings.mask(unseen)
     steps = uda_path.shape[1]
     baseline_path = np.array([np.pad(path, ((0, steps - len(path)), (0, 0)), mode="edge")
                               for path in (elo_ratings(
@@ -376,7 +429,7 @@ def train_uda(batches: list, contestants: list, *, settings: UdaSettings = UdaSe
                                   k=settings.k, initial=settings.initial, trajectory=True)
                                   for b in batches)])
     baseline = pd.DataFrame(baseline_path[:, -1].T, columns=[b.judge for b in batches],
-                            index=pd.Index(contestants, name="contestant"))
+                            index=pd.Index(contestants, name="contestant")).mask(unseen)
     return UdaFit(ratings, baseline,
                   pd.DataFrame(history, columns=["train_loss", "validation_loss"]),
                   best_epoch, features.shape[1], settings, adapter, (mean, sd),
@@ -415,6 +468,10 @@ def uda_batches(table: pd.DataFrame, items: pd.DataFrame, embed, *,
     if "text" not in items.columns:
         raise FairjudgeInputError("UDA needs `text` in the item table: its features are "
                                   "embeddings of the answers")
+    table = table[table["winner"].isin(["a", "b", "tie"])]  # invalid and abstained: no game
+    if table.empty:
+        raise FairjudgeInputError("no verdict names a winner (a, b or tie): UDA has no "
+                                  "comparison to learn from")
     contestants = sorted(set(table["item_a"]) | set(table["item_b"]))
     code = {c: i for i, c in enumerate(contestants)}
     answers = sorted(set(table["answer_a"]) | set(table["answer_b"]))

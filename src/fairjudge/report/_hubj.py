@@ -230,7 +230,7 @@ def _uda_sections(fit, order: list) -> list:
         ("baseline Elo, mean s.d.", f"{before['mean_inter_judge_sd']:.1f} Elo points"),
         ("UDA, mean s.d.", f"{after['mean_inter_judge_sd']:.1f} Elo points "
          f"({100 * (1 - after['mean_inter_judge_sd'] / before['mean_inter_judge_sd']):.0f}% "
-         "lower)"),
+         "lower, in sample: the adapter learned from these comparisons)"),
         ("adapter", f"epoch {fit.best_epoch + 1} of {len(fit.history)} (lowest validation "
                     f"loss), {fit.n_features} features"
                     + ("" if fit.settings.self_features else ", no self features"))]))

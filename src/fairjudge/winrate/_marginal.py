@@ -78,8 +78,10 @@ class _Objective:
     """Minus the marginal log-likelihood, its gradient and Hessian, for rows ``(y, unit,
     query, t)``; parameters ``[theta (U), phi (U), psi (U)]``."""
 
-    def __init__(self, y, unit, query, t, n_units, n_queries, n_nodes, psi_precision):
+    def __init__(self, y, unit, query, t, n_units, n_queries, n_nodes, psi_precision,
+                 trials=None):
         self.psi_precision = psi_precision
+        self.trials = np.ones(len(y)) if trials is None else np.asarray(trials, float)
         self.y, self.unit, self.query, self.t = y, unit, query, t
         self.n_units, self.n_queries = n_units, n_queries
         nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)
@@ -104,7 +106,7 @@ class _Objective:
             theta, phi, psi = self.split(params)
             eta = (theta[self.unit] + phi[self.unit] * self.t)[:, None] \
                 + psi[self.unit][:, None] * self.nodes[None, :]
-            loglik = self.y[:, None] * eta - np.logaddexp(0.0, eta)
+            loglik = self.trials[:, None] * (self.y[:, None] * eta - np.logaddexp(0.0, eta))
             joint = np.asarray(self.by_query @ loglik) + self.log_weights
             marginal = special.logsumexp(joint, axis=1)
             posterior = np.exp(joint - marginal[:, None])
@@ -115,7 +117,7 @@ class _Objective:
 
     def value_and_gradient(self, params):
         eta, posterior, value = self.state(params)
-        weighted = (self.y[:, None] - special.expit(eta)) * posterior[self.query]
+        weighted = (self.trials * (self.y - special.expit(eta).T)).T * posterior[self.query]
         u = self.n_units
         grad = -np.concatenate([
             np.bincount(self.unit, weighted.sum(1), u),
@@ -130,7 +132,7 @@ class _Objective:
         ``d posterior[x, g] / d params = posterior[x, g] * centred[x, :, g]``."""
         eta, posterior, _ = self.state(params)
         u, g, z = self.n_units, len(self.nodes), self.nodes
-        residual = self.y[:, None] - special.expit(eta)
+        residual = self.trials[:, None] * (self.y[:, None] - special.expit(eta))
         first = np.asarray(self.by_cell @ residual).reshape(self.n_queries, u, g)
         second = np.asarray(self.by_cell @ (residual * self.t[:, None])).reshape(
             self.n_queries, u, g)
@@ -142,7 +144,7 @@ class _Objective:
         each node, with ``w = p (1 - p)``: shape ``(3, Q, U, G)``. Row blocks of the
         information at one node."""
         eta = self.state(params)[0]
-        w = special.expit(eta) * special.expit(-eta)
+        w = self.trials[:, None] * special.expit(eta) * special.expit(-eta)
         shape = (self.n_queries, self.n_units, len(self.nodes))
         return np.stack([np.asarray(self.by_cell @ (w * self.t[:, None] ** k)).reshape(shape)
                          for k in range(3)])
@@ -153,7 +155,7 @@ class _Objective:
         u = self.n_units
         p = special.expit(eta)
         row_post = posterior[self.query]
-        w = p * (1 - p) * row_post
+        w = self.trials[:, None] * p * (1 - p) * row_post
         t, z = self.t, self.nodes
         # Expected information: one 3x3 block per unit (rows never mix units).
         sums = {(a, b): np.bincount(self.unit, value, u) for (a, b), value in {
@@ -172,18 +174,25 @@ class _Objective:
 
 
 def fit_marginal(y, unit, query, tanh_delta, *, n_units: int, n_queries: int,
-                 n_nodes: int = QUADRATURE_NODES,
+                 trials=None, n_nodes: int = QUADRATURE_NODES,
                  psi_prior_precision: float = PSI_PRIOR_PRECISION) -> MarginalFit:
     """Fit every unit's ``theta, phi, psi`` jointly with the query effects integrated out.
 
     Parameters
     ----------
     y : array_like, shape (n,)
-        Preferences in [0, 1] (fractions enter as fractional responses).
+        Preferences in [0, 1]: a share of ``trials`` binary verdicts (``y * trials``
+        wins), so that the likelihood inside the query integral is binomial. A tie counts
+        half a win. A fraction from continuous annotator weights has no such count and
+        does not belong here (:func:`fairjudge.winrate.win_rates` then uses the two-stage
+        fit): a fractional response inside the integral understates each preference's
+        information and biases psi toward zero.
     unit, query : array_like of int, shape (n,)
         Codes in ``range(n_units)`` and ``range(n_queries)``.
     tanh_delta : array_like, shape (n,)
         ``tanh`` of the factor differential of each preference.
+    trials : array_like, shape (n,), optional
+        Binary verdicts behind each preference (default 1).
     n_nodes : int
         Gauss-Hermite nodes per query integral.
     psi_prior_precision : float
@@ -199,7 +208,7 @@ def fit_marginal(y, unit, query, tanh_delta, *, n_units: int, n_queries: int,
     y, t = np.asarray(y, float), np.asarray(tanh_delta, float)
     unit, query = np.asarray(unit, np.int64), np.asarray(query, np.int64)
     objective = _Objective(y, unit, query, t, n_units, n_queries, n_nodes,
-                           psi_prior_precision)
+                           psi_prior_precision, trials)
     start = np.concatenate([np.zeros(2 * n_units), np.ones(n_units)])
     result = optimize.minimize(objective.value_and_gradient, start, jac=True,
                                hess=objective.hessian, method="trust-exact",
@@ -238,8 +247,9 @@ def _unit_rates(objective: _Objective, params, covariance, centred, m: int) -> U
     alone under-covered, 93.8% at the 95% level with 4 units of 100 queries), and the
     posterior variance of the query effects it averages over. The posterior moves with
     every unit's coefficients: ``d posterior = posterior * centred`` (``centred`` from
-    :meth:`_Objective.centred_scores`). With more than ``SECOND_ORDER_UNITS`` units the
-    second-order term keeps only the unit's own coefficients.
+    :meth:`_Objective.centred_scores`). With more than ``SECOND_ORDER_UNITS`` units both
+    terms keep only the unit's own coefficients (the others move its query posteriors
+    little then; measured 1-2% of the standard error).
     """
     mask = objective.unit == m
     n = int(mask.sum())

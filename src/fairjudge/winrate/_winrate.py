@@ -103,6 +103,12 @@ def preferences_from_verdicts(verdicts: pd.DataFrame, *, baseline: str,
     ``question_id`` (else ``pair_id``, else the pair). The control is the verdict's
     ``<control>_a``/``<control>_b`` columns, or the item table's ``control`` column.
 
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`PREFERENCE_COLUMNS` and ``trials``, the verdicts averaged into each
+        preference.
+
     Raises
     ------
     FairjudgeInputError
@@ -161,13 +167,14 @@ def preferences_from_verdicts(verdicts: pd.DataFrame, *, baseline: str,
                                  .any(axis=1).to_numpy())[0])
         raise FairjudgeInputError(f"verdict {frame.index[row]}: no numeric `{control}` for "
                                   "one of its answers")
-    # One preference per judge and pair: the mean over its presentation orders.
+    # One preference per judge and pair: the mean over its presentation orders, with the
+    # number of verdicts behind it (the joint fit's binomial count).
     frame = (frame.groupby(["model", "pair"], sort=False)
              .agg(baseline=("baseline", "first"), query=("query", "first"),
-                  preference=("preference", "mean"),
+                  preference=("preference", "mean"), trials=("preference", "size"),
                   control_model=("control_model", "mean"),
                   control_baseline=("control_baseline", "mean"))
-             .reset_index()[list(PREFERENCE_COLUMNS)])
+             .reset_index()[[*PREFERENCE_COLUMNS, "trials"]])
     frame.attrs.update(control=control, control_unit=control)
     return frame
 
@@ -222,7 +229,8 @@ class WinRates:
             row = self.table.loc[model]
             out[model] = {**{k: e.as_dict() for k, e in figures.items()}, "n": int(row["n"]),
                           "theta": float(row["theta"]), "phi": float(row["phi"]),
-                          "psi": float(row["psi"]), "note": row["note"]}
+                          "psi": float(row["psi"]), "note": row["note"],
+                          "estimator": self.estimator}
         return out
 
 
@@ -230,6 +238,11 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
               query_prior_precision: float = 0.1, cross_fit: bool = True,
               estimator: str = "auto") -> WinRates:
     """Raw and controlled win rates of every model against the baseline.
+
+    An optional ``trials`` column counts the binary verdicts averaged into each preference
+    (:func:`preferences_from_verdicts` writes it); the joint fit needs it for fractional
+    preferences (a tie counts half a win), and without it uses the two-stage fit when a
+    preference is neither 0 nor 1.
 
     The GLM of :mod:`fairjudge.winrate._glm` with the factor differential
     ``control_model - control_baseline``; with ``standardize`` (AlpacaEval's length
@@ -326,8 +339,13 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                      "effect to estimate: it is dropped")
     if estimator == "auto":
         estimator = "marginal" if len(models) <= MARGINAL_MAX_MODELS else "two-stage"
+    # Without a count, a fraction cannot be told from a tie: only 0/1 preferences are
+    # binomial then.
+    trials = (pd.to_numeric(frame["trials"], errors="coerce").to_numpy(float)
+              if "trials" in frame.columns else np.where(np.isin(y, (0.0, 1.0)), 1.0, np.nan))
     if len(models) > 1 and shared and estimator == "marginal":
-        marginal = _marginal_fits(y, unit_codes, query_codes, t, len(models), len(queries))
+        marginal = _marginal_fits(y, unit_codes, query_codes, t, len(models), len(queries),
+                                  trials)
         if isinstance(marginal, str):
             notes.append(marginal)
         else:
@@ -411,9 +429,15 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
                     "marginal" if None in with_stage_one.values() else "two-stage")
 
 
-def _marginal_fits(y, unit_codes, query_codes, t, n_units: int, n_queries: int):
+def _marginal_fits(y, unit_codes, query_codes, t, n_units: int, n_queries: int, trials):
     """unit code -> UnitFit (or the error that makes it not estimable) from the joint
     marginal fit of the estimable units, or a note saying why the two-stage fit is used."""
+    halves = 2 * y * trials
+    if not (np.all(np.isfinite(trials)) and np.all(trials >= 1)
+            and np.allclose(halves, np.round(halves), atol=1e-9)):
+        return ("the preferences are fractions without a count of the verdicts behind them "
+                "(weighted annotators, or no `trials` column), which the joint fit needs: "
+                "the two-stage fit is used")
     fits, usable = {}, []
     for code in range(n_units):
         mine = unit_codes == code
@@ -434,10 +458,12 @@ def _marginal_fits(y, unit_codes, query_codes, t, n_units: int, n_queries: int):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         fit = fit_marginal(y[rows], local, query_codes[rows], t[rows], n_units=len(usable),
-                           n_queries=n_queries)
+                           n_queries=n_queries, trials=trials[rows])
     if not fit.converged:
-        return ("the joint fit with the query effects integrated out did not converge; the "
-                "two-stage fit is used")
+        message = ("the joint fit with the query effects integrated out did not converge; "
+                   "the two-stage fit is used")
+        warnings.warn(message, ConvergenceWarning, stacklevel=3)
+        return message
     fits.update(zip(usable, fit.units))
     return fits
 
