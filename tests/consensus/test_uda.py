@@ -142,6 +142,8 @@ def test_metrics_on_a_hand_made_matrix():
     metrics = uda_metrics(ratings, ratings, human=pd.Series({"j1": 3.0, "j2": 1.0, "x": 2.0}),
                           own={"j1": "j1", "j2": "j2"})
     np.testing.assert_allclose(metrics["inter_judge_sd"], [np.sqrt(5000), np.sqrt(5000), 0])
+    # Mean s.d. over the s.d. of the consensus (1050, 950, 1000): 2 sqrt(5000) / 3 / 50.
+    assert metrics["relative_inter_judge_sd"] == pytest.approx(2 * np.sqrt(5000) / 3 / 50)
     # j1 rates itself 1100 where j2 gives it 1000: +10%; j2 rates itself 1000 against 900.
     np.testing.assert_allclose(metrics["self_deviation"][["j1", "j2"]], [0.1, 1000 / 900 - 1])
     assert metrics["human_pearson"]["j1"] == pytest.approx(1.0)
@@ -206,8 +208,17 @@ def test_the_uda_method_end_to_end_and_its_errors(tmp_path, capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "uda" and set(out["uda"]["baseline_per_judge"]) == set(CONTESTANTS)
-    assert main([*args, "--method", "uda", "--embedder", "hashing", "--epochs", "3"]) == 0
-    assert "inter-judge s.d., mean over contestants: baseline Elo" in capsys.readouterr().out
+    assert set(out["uda"]["self_deviation"]["uda"]) == set(CONTESTANTS)
+    assert main([*args, "--method", "uda", "--embedder", "hashing", "--epochs", "3",
+                 "--initial", "1500"]) == 0
+    text = capsys.readouterr().out
+    assert "inter-judge s.d., mean over contestants: baseline Elo" in text
+    assert "over the consensus spread" in text
+    assert main([*args, "--method", "uda", "--embedder", "hashing", "--epochs", "3",
+                 "--initial", "1500", "--json"]) == 0
+    shifted = json.loads(capsys.readouterr().out)["uda"]["baseline_per_judge"]
+    assert np.mean([v for column in shifted.values() for v in column.values()]) \
+        == pytest.approx(1500)
     # A contestant one judge never met has no rating of that judge's, not 1000.
     unmet = verdicts[~((verdicts["judge"] == "llama-2")
                        & (verdicts["item_a"].str.endswith("gpt-4")

@@ -38,6 +38,8 @@ from fairjudge._cli._options import json_option, seed_option
 @click.option("--no-self-features", is_flag=True,
               help="With --method uda: leave out the features of the judge's own answer "
                    "(the paper's ablation).")
+@click.option("--initial", "initial_rating", type=float, default=None,
+              help="With --method uda: the initial Elo rating (default 1000).")
 @click.option("--epochs", type=click.IntRange(min=1), default=None,
               help="With --method uda: training epochs (default 40; the adapter with the "
                    "best validation loss is kept).")
@@ -47,7 +49,7 @@ from fairjudge._cli._options import json_option, seed_option
 @seed_option
 @json_option
 def consensus(verdicts, items, method, human_scores, anchor, reliability, shrinkage, elo_k,
-              embedder, no_self_features, epochs, html_path, seed, as_json):
+              embedder, no_self_features, initial_rating, epochs, html_path, seed, as_json):
     """Score the contestants that judges compared in VERDICTS (answers mapped to their
     --items `source`), per judge and in consensus [uda-consensus-elo]."""
     from fairjudge._util._files import atomic_write
@@ -64,7 +66,7 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
                                      param_hint="--human-scores")
         human = table.set_index(table["contestant"].astype(str))["score"].astype(float)
     uda_options = {"--embedder": embedder != "minilm", "--no-self-features": no_self_features,
-                   "--epochs": epochs is not None}
+                   "--epochs": epochs is not None, "--initial": initial_rating is not None}
     misplaced = [name for name, given in uda_options.items() if given]
     if misplaced and method != "uda":
         raise click.BadParameter(f"{misplaced[0]} is an option of --method uda",
@@ -76,7 +78,9 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
         from fairjudge.consensus import UdaSettings
 
         settings = replace(UdaSettings(k=elo_k), self_features=not no_self_features,
-                           **({"epochs": epochs} if epochs else {}))
+                           **({"epochs": epochs} if epochs else {}),
+                           **({"initial": initial_rating} if initial_rating is not None
+                              else {}))
     result = run_consensus(verdicts, load_items(items), method=method, human_scores=human,
                            anchor=anchor, reliability=reliability, shrinkage=shrinkage,
                            elo_k=elo_k, rng=seed, embedder=embedder, uda_settings=settings)
@@ -121,11 +125,14 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
     if result.uda is not None:
         from fairjudge.consensus import uda_metrics
 
-        before = uda_metrics(result.uda.baseline, result.uda.baseline)["mean_inter_judge_sd"]
-        after = uda_metrics(result.uda.ratings, result.uda.baseline)["mean_inter_judge_sd"]
-        click.echo(f"inter-judge s.d., mean over contestants: baseline Elo {before:.1f}, UDA "
-                   f"{after:.1f} ({100 * (1 - after / before):.0f}% lower, in sample: the "
-                   "adapter learned from these comparisons; adapter of epoch "
+        before = uda_metrics(result.uda.baseline, result.uda.baseline)
+        after = uda_metrics(result.uda.ratings, result.uda.baseline)
+        low, high = (m["mean_inter_judge_sd"] for m in (before, after))
+        click.echo(f"inter-judge s.d., mean over contestants: baseline Elo {low:.1f}, UDA "
+                   f"{high:.1f} ({100 * (1 - high / low):.0f}% lower, in sample: the "
+                   "adapter learned from these comparisons; over the consensus spread "
+                   f"{before['relative_inter_judge_sd']:.2f} -> "
+                   f"{after['relative_inter_judge_sd']:.2f}; adapter of epoch "
                    f"{result.uda.best_epoch + 1}, {result.uda.n_features} features)")
     for note in result.notes:
         click.echo(f"note: {note}")

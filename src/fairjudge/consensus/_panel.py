@@ -166,6 +166,17 @@ class Consensus:
     reliability: pd.DataFrame | None = None
     uda: object = field(default=None, repr=False)
 
+    def _self_deviation(self) -> dict:
+        """UDA's self-score deviation per judge that is also a contestant, baseline Elo and
+        UDA: (R_jj - mean of the other judges' R_j'j) / that mean."""
+        from fairjudge.consensus._uda import uda_metrics
+
+        own = {j: c for j in self.uda.ratings.columns for c in self.uda.ratings.index
+               if _model_name(c) == _model_name(j)}
+        return {name: {j: float(v) for j, v in uda_metrics(
+            ratings, self.uda.baseline, own=own)["self_deviation"].items()}
+            for name, ratings in (("baseline", self.uda.baseline), ("uda", self.uda.ratings))}
+
     def to_dict(self) -> dict:
         """The JSON of ``fairjudge consensus --json``."""
         def finite(v):
@@ -189,6 +200,7 @@ class Consensus:
                     for j, column in self.uda.baseline.items()},
                     "baseline_inter_judge_sd": {c: finite(v) for c, v in _spread(
                         self.uda.baseline).items()},
+                    "self_deviation": self._self_deviation(),
                     "best_epoch": self.uda.best_epoch, "n_features": self.uda.n_features}}
                    if self.uda is not None else {}),
                 "notes": list(self.notes)}

@@ -520,7 +520,9 @@ def uda_metrics(ratings: pd.DataFrame, baseline: pd.DataFrame, *,
     """The paper's metrics for a judges' rating matrix (contestants × judges).
 
     Returns a dict of
-    ``inter_judge_sd`` (per contestant), ``mean_inter_judge_sd``; with ``human``
+    ``inter_judge_sd`` (per contestant), ``mean_inter_judge_sd``,
+    ``relative_inter_judge_sd`` (that mean over the s.d. of the consensus scores across
+    contestants: free of the rating scale, which soft labels compress); with ``human``
     (contestant -> score) ``human_pearson`` (per judge), ``mean_human_pearson`` and
     ``consensus_human_pearson`` (of the mean over judges); ``alignment`` (per judge:
     Pearson and mean squared distance to the baseline consensus, the mean of ``baseline``
@@ -531,6 +533,7 @@ def uda_metrics(ratings: pd.DataFrame, baseline: pd.DataFrame, *,
     sd = ratings.std(axis=1, ddof=1)
     out["inter_judge_sd"] = sd
     out["mean_inter_judge_sd"] = float(sd.mean())
+    out["relative_inter_judge_sd"] = float(sd.mean() / ratings.mean(axis=1).std(ddof=1))
     anchor = baseline.mean(axis=1)
     out["alignment"] = pd.DataFrame({
         "pearson": ratings.corrwith(anchor),
