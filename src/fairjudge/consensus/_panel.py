@@ -295,11 +295,14 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     per_judge = {}
     for judge in judges:
         own = table[table["judge"] == judge]
-        ranking = rank(own, model="bias-aware", level=level, n_samples=200)
-        per_judge[judge] = _elo(ranking.scores, anchor).reindex(contestants)
-        unseen = [c for c in contestants if c not in ranking.scores.index]
+        met = set(own["item_a"]) | set(own["item_b"])
+        unseen = [c for c in contestants if c not in met]
         if unseen:
             notes.append(f"judge {judge} never saw {', '.join(unseen)}: no score of its own")
+        if method in ("elo", "uda"):  # their own per-judge ratings stand in below
+            continue
+        ranking = rank(own, model="bias-aware", level=level, n_samples=200)
+        per_judge[judge] = _elo(ranking.scores, anchor).reindex(contestants)
     per_judge = pd.DataFrame(per_judge, index=pd.Index(contestants, name="contestant"))
     spread = _spread(per_judge)
     self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))

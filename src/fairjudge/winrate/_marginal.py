@@ -226,7 +226,9 @@ def fit_marginal(y, unit, query, tanh_delta, *, n_units: int, n_queries: int,
     covariance = (covariance + covariance.T) / 2
     coef = params.reshape(3, n_units).T
     centred = objective.centred_scores(params)
-    units = [_unit_rates(objective, params, covariance, centred, m) for m in range(n_units)]
+    weights = objective.cell_weights(params)
+    units = [_unit_rates(objective, params, covariance, centred, weights, m)
+             for m in range(n_units)]
     gamma = objective.state(params)[1] @ objective.nodes
     return MarginalFit(coef, covariance, converged, units, gamma)
 
@@ -263,7 +265,8 @@ def _newton_polish(objective: _Objective, params, steps: int = 20):
     return params, False
 
 
-def _unit_rates(objective: _Objective, params, covariance, centred, m: int) -> UnitFit:
+def _unit_rates(objective: _Objective, params, covariance, centred, weights,
+                m: int) -> UnitFit:
     """Unit m's raw, controlled and added win rates with standard errors.
 
     A rate is a sum over the unit's rows of a function of its coefficients and of the
@@ -276,7 +279,8 @@ def _unit_rates(objective: _Objective, params, covariance, centred, m: int) -> U
     every unit's coefficients: ``d posterior = posterior * centred`` (``centred`` from
     :meth:`_Objective.centred_scores`). With more than ``SECOND_ORDER_UNITS`` units both
     terms keep only the unit's own coefficients (the others move its query posteriors
-    little then; measured 1-2% of the standard error).
+    little then; measured 1-2% of the standard error). ``weights`` is
+    :meth:`_Objective.cell_weights` at ``params``, computed once for every unit.
     """
     mask = objective.unit == m
     n = int(mask.sum())
@@ -289,7 +293,6 @@ def _unit_rates(objective: _Objective, params, covariance, centred, m: int) -> U
     local = np.searchsorted(index, own)
     centred = centred[:, index, :]
     sigma = covariance[np.ix_(index, index)]
-    weights = objective.cell_weights(params)[:, :, :, :]
 
     def per_query(rows):
         """Rows' node values summed per query, over n: shape (Q, G) (leading axes kept)."""
@@ -326,8 +329,8 @@ def _unit_rates(objective: _Objective, params, covariance, centred, m: int) -> U
             if not keep.all():
                 continue
             w0, w1, w2 = (np.sum(spread * weights[k, :, unit, :], axis=0) for k in range(3))
-            block = np.array([[w0 @ np.ones_like(z), w1 @ np.ones_like(z), w0 @ z],
-                              [w1 @ np.ones_like(z), w2 @ np.ones_like(z), w1 @ z],
+            block = np.array([[w0.sum(), w1.sum(), w0 @ z],
+                              [w1.sum(), w2.sum(), w1 @ z],
                               [w0 @ z, w1 @ z, w0 @ z ** 2]])
             at = np.searchsorted(index, rows)
             hessian[np.ix_(at, at)] -= block
