@@ -8,7 +8,11 @@ contestant's score (Elo points), the mean over judges of each judge's Pearson co
 with the human scores (a Bradley–Terry fit to PRD's human pairwise labels), the
 consensus's correlation, the mean absolute self-score deviation (R_jj - mean of the
 other judges' R_j'j) / that mean, and the mean alignment of a judge's scores with the
-baseline consensus (Pearson, MSE in Elo points squared). Intervals are percentiles over
+baseline consensus (Pearson, MSE in Elo points squared). The relative s.d. divides the
+inter-judge s.d. by the s.d. of the consensus scores across contestants: free of the
+rating scale, it is the one dispersion figure comparable between K = 16 Elo (whose ratings
+a few hundred comparisons leave compressed) and the joint model's per-judge
+Bradley–Terry fits (on the full logit scale). Intervals are percentiles over
 questions resampled with replacement, UDA retrained on each resample. The human labels are
 used only to evaluate. These figures are in sample (UDA rates the comparisons it learned
 from, as the paper does within a dataset); a second table trains on half the questions and
@@ -34,20 +38,21 @@ from fairjudge.discovery import resolve_embedder
 
 
 def resampled(bench, questions):
-    """Verdicts and items of ``questions`` (a question drawn twice enters twice, its
-    answers and verdicts under fresh ids, so a judge's own answer is found per draw)."""
+    """Verdicts and items of ``questions``: a question drawn twice enters twice, its
+    answers and verdicts under fresh ids but its question id kept, so UDA's validation
+    split holds out every copy of a question together (no copy in training and another in
+    validation) and a judge's own answer, the same text in every copy, is found."""
     verdicts, items = [], []
     item_question = bench.items["question_id"].astype(str)
     for draw, question in enumerate(questions):
         tag = f"#{draw}"
         rows = bench.verdicts[bench.verdicts["question_id"].astype(str) == question]
-        verdicts.append(rows.assign(question_id=question + tag, item_a=rows["item_a"] + tag,
+        verdicts.append(rows.assign(item_a=rows["item_a"] + tag,
                                     item_b=rows["item_b"] + tag,
                                     **({"pair_id": rows["pair_id"].astype(str) + tag}
                                        if "pair_id" in rows.columns else {})))
         answers = bench.items[item_question == question]
-        items.append(answers.assign(question_id=question + tag).rename(
-            index=lambda i, tag=tag: i + tag))
+        items.append(answers.rename(index=lambda i, tag=tag: i + tag))
     return pd.concat(verdicts, ignore_index=True), pd.concat(items)
 
 
@@ -69,6 +74,7 @@ def figures(bench, questions, embed, epochs) -> dict:
         consensus_scores = (joint.scores["estimate"] if name == "joint BT"
                             else ratings.mean(axis=1))
         out[name] = {"inter-judge s.d.": metrics["mean_inter_judge_sd"],
+                     "relative s.d.": metrics["relative_inter_judge_sd"],
                      "mean judge r": metrics["mean_human_pearson"],
                      "consensus r": float(consensus_scores.corr(human.reindex(
                          consensus_scores.index))),
@@ -102,6 +108,8 @@ def held_out(bench, embed, epochs, splits=4) -> pd.DataFrame:
             rows.append({"features": "full" if self_features else "ablated", "split": split,
                          "baseline s.d.": before["mean_inter_judge_sd"],
                          "UDA s.d.": after["mean_inter_judge_sd"],
+                         "baseline rel. s.d.": before["relative_inter_judge_sd"],
+                         "UDA rel. s.d.": after["relative_inter_judge_sd"],
                          "baseline judge r": before["mean_human_pearson"],
                          "UDA judge r": after["mean_human_pearson"]})
     return pd.DataFrame(rows)
@@ -150,8 +158,9 @@ def main() -> None:
     print(pd.DataFrame(rows).to_string(index=False))
     print("\nOut of sample (UDA trained on 40 questions rates the other 40; 4 splits):")
     print(out_of_sample.round(3).to_string(index=False))
-    means = out_of_sample.groupby("features")[["baseline s.d.", "UDA s.d.", "baseline judge r",
-                                               "UDA judge r"]].mean()
+    means = out_of_sample.groupby("features")[[
+        "baseline s.d.", "UDA s.d.", "baseline rel. s.d.", "UDA rel. s.d.", "baseline judge r",
+        "UDA judge r"]].mean()
     print(means.round(3).to_string())
     if len(draws):
         reduction = 100 * (1 - uda / base)

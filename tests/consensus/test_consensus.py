@@ -94,8 +94,10 @@ def test_an_anchored_scale_barely_moves_when_a_contestant_joins():
     """With gpt-4 held at 1000, adding a sixth contestant (and its games) moves the other
     contestants' scores by less than a quarter of their interval half-width on average;
     what moves them is what the new games teach. On the mean-anchored scale they also
-    shift by the newcomer's pull on the mean. Measured over 10 panels: anchored 0.15 of a half-width on average
-    (90th percentile 0.29), mean-anchored joint 0.87, pooled 0.86, per-judge Elo 0.98."""
+    shift by the newcomer's pull on the mean. Measured over 10 panels: anchored 0.15 of a
+    half-width on average (90th percentile 0.29), mean-anchored joint 0.87, pooled 0.86,
+    per-judge Elo 0.98. Only the frozen rule moves none (tests/consensus/test_placement.py,
+    benchmarks/consensus_stability.py)."""
     everyone = MODELS + ("qwen-7b",)
     ratios = {"gpt-4": [], None: []}
     for seed in (3, 4, 5):

@@ -185,6 +185,10 @@ def test_the_uda_method_end_to_end_and_its_errors(tmp_path, capsys):
     assert result.uda is not None and set(result.per_judge.columns) == set(CONTESTANTS)
     np.testing.assert_allclose(result.scores["estimate"].sort_index(),
                                result.uda.ratings.mean(axis=1).sort_index())
+    # The baseline UDA aligns is --method elo's, comparison orders included.
+    baseline = consensus(verdicts, items, method="elo").per_judge
+    pd.testing.assert_frame_equal(result.uda.baseline.sort_index(), baseline.sort_index(),
+                                  check_names=False)
     ablated = consensus(verdicts, items, method="uda", embedder="hashing",
                         uda_settings=UdaSettings(epochs=5, self_features=False))
     assert ablated.uda.n_features < result.uda.n_features

@@ -99,6 +99,35 @@ def test_gradient_is_zero_at_the_optimum(l2):
     assert error < 1e-4
 
 
+def test_an_offset_stands_for_a_coefficient_held_at_its_fitted_value():
+    """With x1's column replaced by the offset coef_1 * x1, the other coefficients are the
+    full fit's: the full optimum's gradient in them is zero at those values."""
+    X, y, w = _data(FRACTIONAL)
+    full = logistic_regression(X, y, weights=w, l2=0.5)
+    held = logistic_regression(X[:, :1], y, weights=w, l2=0.5, offset=full.coef[2] * X[:, 1])
+    np.testing.assert_allclose(held.coef, full.coef[:2], rtol=1e-8, atol=1e-10)
+
+
+def test_one_penalty_per_column_is_a_prior_per_coefficient():
+    X, y, w = _data(FRACTIONAL)
+    l2 = np.array([0.0, 2.0])
+    fit = logistic_regression(X, y, weights=w, l2=l2, fit_intercept=False)
+
+    def loss(beta):
+        eta = X @ beta
+        return -np.sum(w * (y * eta - np.logaddexp(0, eta))) + 0.5 * np.sum(l2 * beta ** 2)
+
+    reference = optimize.minimize(loss, np.zeros(2), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(fit.coef, reference.x, atol=1e-6)
+    same = logistic_regression(X, y, weights=w, l2=np.full(2, 0.3))
+    np.testing.assert_allclose(same.coef, logistic_regression(X, y, weights=w, l2=0.3).coef,
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="one per column"):
+        logistic_regression(X, y, l2=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="one per row"):
+        logistic_regression(X, y, offset=np.zeros(3))
+
+
 def test_without_intercept_and_predict_proba():
     X, y, _ = _data(BINARY)
     fit = logistic_regression(X, y, fit_intercept=False, l2=1.0, names=["ratio", "md", "len"])

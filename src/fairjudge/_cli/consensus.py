@@ -24,6 +24,10 @@ from fairjudge._cli._options import json_option, seed_option
                    "the correlation.")
 @click.option("--anchor", default=None,
               help="Hold this contestant at 1000 (default: the mean contestant).")
+@click.option("--frozen", type=click.Path(dir_okay=False), default=None,
+              help="A published leaderboard (`consensus --json` output): its contestants "
+                   "keep their scores and the verdicts' new contestants are placed on its "
+                   "scale (joint model; intervals include the published uncertainty).")
 @click.option("--reliability", is_flag=True,
               help="With --method joint: a reliability (temperature) per judge, so a noisy "
                    "judge counts less.")
@@ -48,7 +52,8 @@ from fairjudge._cli._options import json_option, seed_option
                    "self-preference).")
 @seed_option
 @json_option
-def consensus(verdicts, items, method, human_scores, anchor, reliability, shrinkage, elo_k,
+def consensus(verdicts, items, method, human_scores, anchor, frozen, reliability, shrinkage,
+              elo_k,
               embedder, no_self_features, initial_rating, epochs, html_path, seed, as_json):
     """Score the contestants that judges compared in VERDICTS (answers mapped to their
     --items `source`), per judge and in consensus [uda-consensus-elo]."""
@@ -57,7 +62,8 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
     from fairjudge.data import load_items, read_table
 
     check_outputs({"--html": html_path}, {"VERDICTS": verdicts, "--items": items,
-                                         "--human-scores": human_scores}, tables=False)
+                                         "--human-scores": human_scores, "--frozen": frozen},
+                  tables=False)
     human = None
     if human_scores:
         table = read_table(human_scores)
@@ -83,13 +89,14 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
                               else {}))
     result = run_consensus(verdicts, load_items(items), method=method, human_scores=human,
                            anchor=anchor, reliability=reliability, shrinkage=shrinkage,
-                           elo_k=elo_k, rng=seed, embedder=embedder, uda_settings=settings)
+                           elo_k=elo_k, rng=seed, embedder=embedder, uda_settings=settings,
+                           frozen=frozen)
     if html_path:
         from fairjudge.report import consensus_html
 
         with atomic_write(html_path) as handle:
             handle.write(consensus_html(result, provenance=report_provenance(
-                verdicts, items, human_scores, seed=seed)))
+                verdicts, items, human_scores, frozen, seed=seed)))
     if as_json:
         echo_json(result.to_dict())
         return
@@ -102,7 +109,9 @@ def consensus(verdicts, items, method, human_scores, anchor, reliability, shrink
         interval = "" if row.isna()["ci_low"] else f" [{row.ci_low:.0f}, {row.ci_high:.0f}]"
         spread = result.inter_judge_sd.get(contestant, float("nan"))
         click.echo(f"  {contestant:<24} {row.estimate:7.0f}{interval:<14} s.d. "
-                   + ("    -" if spread != spread else f"{spread:5.1f}"))
+                   + ("    -" if spread != spread else f"{spread:5.1f}")
+                   + ("" if not result.frozen else "  (published)"
+                      if contestant in result.frozen else "  (placed)"))
     if len(result.self_preference.columns):
         click.echo("self-preference (logits; self = own family, own = own answers):")
         for judge, row in result.self_preference.iterrows():

@@ -3,7 +3,8 @@ lifted to contestants with self-preference covariates (:func:`contestant_verdict
 contestant scores from a joint Bradley–Terry model with per-judge position and
 self-preference terms, pooling, majority vote, UDA's baseline Elo or UDA itself (:func:`consensus`;
 :func:`train_uda` and :func:`uda_metrics` for the parts), with each judge's own scores and
-the dispersion across judges."""
+the dispersion across judges; newcomers placed on a published leaderboard that stays put
+(:func:`place_contestants`)."""
 
 from fairjudge.consensus._panel import (
     ELO_SCALE,
@@ -11,6 +12,11 @@ from fairjudge.consensus._panel import (
     Consensus,
     consensus,
     contestant_verdicts,
+)
+from fairjudge.consensus._placement import (
+    Placement,
+    PublishedLeaderboard,
+    place_contestants,
 )
 from fairjudge.consensus._reliability import ReliabilityFit, reliability_bt
 from fairjudge.consensus._uda import (
@@ -30,6 +36,8 @@ __all__ = [
     "ELO_SCALE",
     "JudgeComparisons",
     "METHODS",
+    "Placement",
+    "PublishedLeaderboard",
     "ReliabilityFit",
     "UdaFit",
     "UdaSettings",
@@ -38,6 +46,7 @@ __all__ = [
     "consensus",
     "contestant_verdicts",
     "elo_ratings",
+    "place_contestants",
     "reliability_bt",
     "train_uda",
     "uda_batches",

@@ -36,7 +36,9 @@ dispersion UDA sets out to reduce. Scores are on the Elo scale,
 contestants (sum-to-zero) or, with ``anchor``, one reference contestant held at 1000.
 With an anchor, adding a contestant to the panel moves the others only by what the new
 verdicts teach about them; with the mean, every score also shifts by the newcomer's
-distance from the old mean over the new count.
+distance from the old mean over the new count. With ``frozen`` (a published leaderboard)
+no published score moves at all: the newcomers are placed on its scale
+(:mod:`fairjudge.consensus._placement`).
 """
 
 from __future__ import annotations
@@ -153,6 +155,14 @@ class Consensus:
     uda : UdaFit or None
         With ``uda``: the trained adapter, the baseline Elo ratings it was aligned with and
         the training history.
+    covariance : pandas.DataFrame or None
+        Contestants × contestants, the covariance of ``scores`` (Elo squared) for the
+        methods with intervals: what placing a newcomer on this leaderboard needs.
+    level : float
+        The intervals' level.
+    frozen : tuple of str
+        With a published leaderboard (``frozen``): its contestants, whose scores were held
+        as published while the others were placed.
     """
 
     method: str
@@ -165,6 +175,9 @@ class Consensus:
     ranking: object = field(default=None, repr=False)
     reliability: pd.DataFrame | None = None
     uda: object = field(default=None, repr=False)
+    covariance: pd.DataFrame | None = field(default=None, repr=False)
+    level: float = 0.95
+    frozen: tuple = ()
 
     def _self_deviation(self) -> dict:
         """UDA's self-score deviation per judge that is also a contestant, baseline Elo and
@@ -182,9 +195,13 @@ class Consensus:
         def finite(v):
             return None if v is None or not np.isfinite(v) else float(v)
 
-        return {"method": self.method,
+        return {"method": self.method, "level": self.level,
                 "scores": {c: {k: finite(r[k]) for k in ("estimate", "ci_low", "ci_high")}
                            for c, r in self.scores.iterrows()},
+                **({"covariance": {c: {d: finite(v) for d, v in row.items()}
+                                   for c, row in self.covariance.iterrows()}}
+                   if self.covariance is not None else {}),
+                **({"frozen": list(self.frozen)} if self.frozen else {}),
                 "per_judge": {j: {c: finite(v) for c, v in column.items()}
                               for j, column in self.per_judge.items()},
                 "inter_judge_sd": {c: finite(v) for c, v in self.inter_judge_sd.items()},
@@ -210,7 +227,7 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
               human_scores: pd.Series | None = None, families: dict | None = None,
               elo_k: float = 16.0, anchor: str | None = None, reliability: bool = False,
               shrinkage: bool = False, level: float = 0.95, rng=0, embedder="minilm",
-              uda_settings=None) -> Consensus:
+              uda_settings=None, frozen=None) -> Consensus:
     """Score the contestants of a judge panel; see the module docstring for the methods.
 
     Parameters
@@ -244,6 +261,12 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         sentence-transformers model, or texts -> array).
     uda_settings : UdaSettings, optional
         With ``uda``: its constants (K, initial rating, lambdas, epochs, the self features).
+    frozen : Consensus, PublishedLeaderboard, dict or path, optional
+        A published leaderboard (a path to or the dict of ``consensus --json`` output):
+        its contestants keep their scores exactly and the verdicts' other contestants are
+        placed on its scale by the joint model
+        (:func:`~fairjudge.consensus.place_contestants`), intervals including the
+        published scores' uncertainty. Only with ``joint``, no ``anchor``.
 
     Returns
     -------
@@ -274,7 +297,8 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
                                   f"{', '.join(METHODS)}")
     table = contestant_verdicts(load_verdicts(verdicts), items, families=families)
     table = table[table["winner"].isin(["a", "b", "tie"])].reset_index(drop=True)
-    _check_connected(table)
+    if frozen is None:
+        _check_connected(table)
     judges = sorted(table["judge"].astype(str).unique())
     contestants = sorted(set(table["item_a"]) | set(table["item_b"]))
     familyless = [j for j in judges if model_family(j, families) is None]
@@ -286,6 +310,12 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     if anchor is not None and anchor not in contestants:
         raise FairjudgeInputError(f"anchor {anchor!r} is not a contestant; have "
                                   f"{', '.join(contestants)}")
+    if frozen is not None:
+        if method != "joint" or anchor is not None or reliability or shrinkage:
+            raise FairjudgeInputError("a frozen leaderboard places newcomers with the joint "
+                                      "model on the leaderboard's own scale: use the joint "
+                                      "method without anchor, reliability or shrinkage")
+        return _placed_consensus(table, frozen, notes, human_scores, level)
     if len(judges) == 1 and method == "uda":
         raise FairjudgeInputError(f"one judge ({judges[0]}): UDA aligns several judges with "
                                   "their consensus and needs at least two")
@@ -371,8 +401,11 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         if not settings.self_features:
             notes.append("UDA without its self features (the paper's ablation)")
     else:
+        # One generator over the judges in order: the same comparison orders as UDA's
+        # baseline (uda_batches), so --method elo is the baseline UDA aligns.
+        generator = as_generator(rng)
         ratings = pd.DataFrame({judge: _sequential_elo(table[table["judge"] == judge],
-                                                       contestants, elo_k, rng)
+                                                       contestants, elo_k, generator)
                                 for judge in judges})
         if anchor is not None:
             ratings = ratings - ratings.loc[anchor] + 1000.0
@@ -380,6 +413,14 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         scores = pd.DataFrame({"estimate": mean, "ci_low": np.nan, "ci_high": np.nan})
         per_judge = ratings.rename_axis("contestant")
         spread = _spread(per_judge)
+    covariance = None
+    if weights is not None:
+        covariance = _score_covariance(fit.covariance[:len(fit.contestants),
+                                                      :len(fit.contestants)],
+                                       fit.contestants, anchor)
+    elif ranking is not None:
+        covariance = _score_covariance(ranking.fit.covariance, list(ranking.fit.item_ids),
+                                       anchor)
     if caught:
         notes.append("; ".join(dict.fromkeys(caught)) + " -- read the intervals with care")
     scores = scores.sort_values("estimate", ascending=False).rename_axis("contestant")
@@ -387,7 +428,88 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
     if human_scores is not None:
         correlation = _human_correlation(scores["estimate"], per_judge, human_scores, level)
     return Consensus(method, scores, per_judge, spread, self_pref, correlation,
-                     tuple(notes), ranking, weights, uda_fit if method == "uda" else None)
+                     tuple(notes), ranking, weights, uda_fit if method == "uda" else None,
+                     covariance, level)
+
+
+def reference_contrast(n: int, anchor_index: int | None) -> np.ndarray:
+    """Rows map logits to differences from the reference: the mean of the ``n``
+    contestants, or contestant ``anchor_index``. Shape (n, n)."""
+    if anchor_index is None:
+        return np.eye(n) - 1.0 / n
+    contrast = np.eye(n)
+    contrast[:, anchor_index] -= 1.0
+    return contrast
+
+
+def _score_covariance(theta_covariance: np.ndarray, ids: list,
+                      anchor: str | None) -> pd.DataFrame:
+    """Covariance (Elo squared) of the scores measured from the reference."""
+    contrast = reference_contrast(len(ids), None if anchor is None else ids.index(anchor))
+    return pd.DataFrame(ELO_SCALE ** 2 * contrast @ theta_covariance @ contrast.T,
+                        index=pd.Index(ids, name="contestant"), columns=ids)
+
+
+def _placed_consensus(table: pd.DataFrame, frozen, notes: list, human_scores,
+                      level: float) -> Consensus:
+    """The frozen rule: published scores kept, newcomers placed (joint model)."""
+    from fairjudge.consensus._placement import PublishedLeaderboard, place_contestants
+
+    board = (frozen if isinstance(frozen, PublishedLeaderboard)
+             else PublishedLeaderboard.from_consensus(frozen) if isinstance(frozen, Consensus)
+             else PublishedLeaderboard.from_json(frozen))
+    placed = place_contestants(table, board)
+    published, newcomers = placed.published, placed.newcomers
+    scores = placed.scores(level)
+    scores.loc[published] = board.scores.loc[published, ["estimate", "ci_low",
+                                                         "ci_high"]].to_numpy()
+    judges = placed.judges
+    per_judge = pd.DataFrame(np.nan, index=pd.Index(published + newcomers,
+                                                    name="contestant"), columns=judges)
+    for judge in judges:
+        if board.per_judge is not None and judge in board.per_judge.columns:
+            per_judge.loc[published, judge] = board.per_judge[judge].reindex(
+                published).to_numpy(float)
+        own = table[table["judge"] == judge]
+        try:
+            alone = place_contestants(own, board)
+        except FairjudgeInputError:  # this judge's verdicts place no newcomer
+            continue
+        per_judge.loc[alone.newcomers, judge] = alone.scores(level).loc[
+            alone.newcomers, "estimate"].to_numpy()
+    spread = pd.Series(np.nan, index=per_judge.index)
+    if board.inter_judge_sd is not None:
+        spread.loc[published] = board.inter_judge_sd.reindex(published).to_numpy(float)
+    if len(judges) > 1:
+        spread.loc[newcomers] = per_judge.loc[newcomers].std(axis=1, ddof=1)
+    self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))
+    for fit in [placed] + ([place_contestants(table, board, covariate="own")]
+                           if (table["own_a"] != table["own_b"]).any() else []):
+        terms = fit.terms(level)
+        for column in ("estimate", "ci_low", "ci_high"):
+            self_pref[f"{fit.covariate}_{column}"] = terms[column].to_numpy()
+    notes.append(f"frozen leaderboard: {len(published)} published contestant(s) keep their "
+                 f"scores; {', '.join(newcomers)} placed on its scale by the joint model, "
+                 "the judges' position and self-preference terms re-estimated with the "
+                 "published scores fixed; the newcomers' intervals include the published "
+                 "scores' uncertainty")
+    if not placed.published_covariance:
+        notes.append("the leaderboard gives marginal intervals only: the published scores' "
+                     "correlations are taken as zero in the newcomers' intervals")
+    if abs(board.level - level) > 1e-12:
+        notes.append(f"the published intervals are at level {board.level:g}, the "
+                     f"newcomers' at {level:g}")
+    if not placed.converged:
+        notes.append("the placement did not converge: read the newcomers' scores with care")
+    scores = scores.sort_values("estimate", ascending=False).rename_axis("contestant")
+    correlation = None
+    if human_scores is not None:
+        correlation = _human_correlation(scores["estimate"], per_judge, human_scores, level)
+    covariance = pd.DataFrame(ELO_SCALE ** 2 * placed.covariance,
+                              index=pd.Index(placed.contestants, name="contestant"),
+                              columns=placed.contestants)
+    return Consensus("joint", scores, per_judge, spread, self_pref, correlation,
+                     tuple(notes), None, None, None, covariance, level, tuple(published))
 
 
 def _spread(per_judge: pd.DataFrame) -> pd.Series:

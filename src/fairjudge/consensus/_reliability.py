@@ -52,15 +52,12 @@ class ReliabilityFit:
     def scores(self, level: float = 0.95, anchor: str | None = None) -> pd.DataFrame:
         """Elo-scale scores (``1000 + 400/ln 10 (theta - reference)``, the reference the
         mean contestant or ``anchor``) with Laplace intervals of the difference from it."""
-        from fairjudge.consensus._panel import ELO_SCALE
+        from fairjudge.consensus._panel import ELO_SCALE, reference_contrast
 
-        c = len(self.contestants)
         z = float(stats.norm.ppf(0.5 + level / 2))
-        if anchor is None:
-            contrast = np.eye(c) - 1.0 / c
-        else:
-            contrast = np.eye(c)
-            contrast[:, self.contestants.index(anchor)] -= 1.0
+        contrast = reference_contrast(len(self.contestants), None if anchor is None
+                                      else self.contestants.index(anchor))
+        c = len(self.contestants)
         estimate = contrast @ self.theta
         cov = contrast @ self.covariance[:c, :c] @ contrast.T
         se = np.sqrt(np.maximum(np.diag(cov), 0.0))

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
 
 ELO_POINTS_PER_LOGIT = 400.0 / math.log(10.0)
@@ -496,7 +497,7 @@ def uda_batches(table: pd.DataFrame, items: pd.DataFrame, embed, *,
         answers = sorted(set(answers) | set(own_answer.values()))
     vectors = np.asarray(embed(items.loc[answers, "text"].astype(str).tolist()), float)
     row_of = {a: i for i, a in enumerate(answers)}
-    generator = np.random.default_rng(rng)
+    generator = as_generator(rng)
     batches = []
     for judge in sorted(table["judge"].astype(str).unique()):
         rows = table[table["judge"].astype(str) == judge]

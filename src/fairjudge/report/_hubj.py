@@ -269,15 +269,25 @@ def consensus_html(result, *, title: str = "fairjudge consensus",
         "s.d. across judges": [f"{result.inter_judge_sd.get(c, np.nan):.1f}"
                                for c in scores.index]},
         index=scores.index.rename("contestant"))
+    frozen_caption = ""
+    if result.frozen:
+        board["on the board"] = ["published" if c in result.frozen else "placed"
+                                 for c in scores.index]
+        frozen_caption = (" Published scores are held exactly as the leaderboard gave them; "
+                          "placed contestants are new, their intervals including the "
+                          "published scores' uncertainty.")
     sections = [Section("Scores", "table", html_table(board),
                         "Elo scale: 1000 + 400/ln 10 × (score − reference). s.d. across "
                         "judges: of each judge's own scores, the dispersion a consensus "
-                        "should not hide.")]
+                        "should not hide." + frozen_caption)]
     judges = result.per_judge.T.rename_axis("judge")[list(scores.index)]
     caption = {"elo": "Each judge's sequential Elo ratings over its verdicts",
                "uda": "Each judge's UDA ratings: the Elo recursion with the trained "
                       "adapter's K and soft label per comparison"}.get(
         result.method, "A judge's position-aware Bradley–Terry scores on its own verdicts")
+    if result.frozen:
+        caption = ("Published contestants: each judge's scores as the leaderboard gave them; "
+                   "placed ones: each judge's own placement on the published scale")
     sections.append(Section("Each judge's scores", "heat",
                             heat_table(judges, center=1000.0, digits=0),
                             caption + "; hover a cell for its value."))

@@ -38,7 +38,7 @@ class LogisticFit:
         covariance under a N(0, 1/l2) prior on the non-intercept coefficients.
     intercept : float
         The intercept (0.0 when not fitted); equal to ``coef[0]`` when fitted.
-    l2 : float
+    l2 : float or numpy.ndarray
         The ridge penalty used.
     converged : bool
         Whether Newton's method met its tolerance.
@@ -128,7 +128,14 @@ def _check_response(y, n: int) -> np.ndarray:
     return y
 
 
-def _check_l2(l2) -> float:
+def _check_l2(l2, p: int):
+    """A float, or with one penalty per column of X an array of shape (p,)."""
+    if np.ndim(l2) == 1 and not isinstance(l2, str):
+        values = np.asarray(l2, dtype=float)
+        if values.shape != (p,) or not np.all(np.isfinite(values) & (values >= 0)):
+            raise FairjudgeInputError(f"`l2` given per column must be {p} finite numbers >= 0 "
+                                      f"(one per column of X); got {l2!r}")
+        return values
     if isinstance(l2, bool) or not isinstance(l2, Real) or not math.isfinite(l2) or l2 < 0:
         raise FairjudgeInputError(f"`l2` must be a finite number >= 0; got {l2!r}")
     return float(l2)
@@ -172,18 +179,18 @@ def _separating_direction(Z: np.ndarray, y: np.ndarray) -> np.ndarray | None:
 
 # ----------------------------------------------------------------------------- fitting
 
-def _objective(beta, Z, y, w, penalty):
-    eta = Z @ beta
+def _objective(beta, Z, y, w, penalty, offset=0.0):
+    eta = Z @ beta + offset
     return float(np.sum(w * (y * eta - np.logaddexp(0.0, eta))) - 0.5 * np.sum(penalty * beta ** 2))
 
 
-def _newton(Z, y, w, penalty, beta, max_iter, tol):
+def _newton(Z, y, w, penalty, beta, max_iter, tol, offset=0.0):
     """Maximise the penalised log-likelihood; return ``(beta, hessian, converged, n_iter)``."""
-    value = _objective(beta, Z, y, w, penalty)
+    value = _objective(beta, Z, y, w, penalty, offset)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        mu = special.expit(Z @ beta)
+        mu = special.expit(Z @ beta + offset)
         gradient = Z.T @ (w * (y - mu)) - penalty * beta
         information = (Z * (w * mu * (1 - mu))[:, None]).T @ Z + np.diag(penalty)
         try:
@@ -195,7 +202,7 @@ def _newton(Z, y, w, penalty, beta, max_iter, tol):
         t = 1.0
         while True:
             candidate = beta + t * step
-            new_value = _objective(candidate, Z, y, w, penalty)
+            new_value = _objective(candidate, Z, y, w, penalty, offset)
             if new_value >= value - 1e-12 * (1 + abs(value)) or t < 1e-8:
                 break
             t /= 2
@@ -203,17 +210,18 @@ def _newton(Z, y, w, penalty, beta, max_iter, tol):
         if np.max(np.abs(t * step)) <= tol * max(1.0, np.max(np.abs(beta))):
             converged = True
             break
-    mu = special.expit(Z @ beta)
+    mu = special.expit(Z @ beta + offset)
     information = (Z * (w * mu * (1 - mu))[:, None]).T @ Z + np.diag(penalty)
     return beta, information, converged, n_iter
 
 
 def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: bool = True,
-                        names=None, max_iter: int = 100, tol: float = 1e-10) -> LogisticFit:
+                        names=None, offset=None, max_iter: int = 100,
+                        tol: float = 1e-10) -> LogisticFit:
     """Logistic regression by Newton's method with an optional ridge penalty.
 
     Maximises ``sum_i w_i [y_i eta_i - log(1 + exp(eta_i))] - (l2 / 2) ||coef||^2`` with
-    ``eta_i = intercept + x_i . coef``; the intercept is not penalised.
+    ``eta_i = intercept + x_i . coef + offset_i``; the intercept is not penalised.
 
     Parameters
     ----------
@@ -222,14 +230,17 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
     y : array_like, shape (n,)
         Responses in [0, 1]; fractions (e.g. 0.5 for an order-averaged tie) are allowed and
         act as a mix of a success and a failure.
-    l2 : float
-        Ridge penalty on the non-intercept coefficients (``l2 = 1 / C`` in scikit-learn).
+    l2 : float or array_like of shape (p,)
+        Ridge penalty on the non-intercept coefficients (``l2 = 1 / C`` in scikit-learn),
+        or one penalty per column of ``X`` (a N(0, 1/l2_k) prior on each).
     weights : array_like, shape (n,), optional
         Non-negative case weights (frequency weights); default all 1.
     fit_intercept : bool
         Prepend an unpenalised intercept named ``"Intercept"``.
     names : sequence of str, optional
         Column names; default the DataFrame's columns or ``x0, x1, ...``.
+    offset : array_like, shape (n,), optional
+        A known part of each log-odds, added with coefficient 1 (default 0).
     max_iter : int
         Maximum Newton iterations.
     tol : float
@@ -262,7 +273,14 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
     X, feature_names = _check_design(X, names)
     n = X.shape[0]
     y = _check_response(y, n)
-    l2 = _check_l2(l2)
+    l2 = _check_l2(l2, X.shape[1])
+    if offset is None:
+        offset = np.zeros(n)
+    else:
+        offset = np.asarray(offset, dtype=float)
+        if offset.shape != (n,) or not np.all(np.isfinite(offset)):
+            raise FairjudgeInputError(f"`offset` must be {n} finite numbers (one per row of "
+                                      f"X); got shape {offset.shape}")
     max_iter = _check_positive_int(max_iter, "max_iter")
     if isinstance(tol, bool) or not isinstance(tol, Real) or not tol > 0:
         raise FairjudgeInputError(f"`tol` must be a positive number; got {tol!r}")
@@ -280,15 +298,14 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
         raise FairjudgeInputError(
             f"`names` must be unique (and not 'Intercept' with an intercept); "
             f"got {feature_names}")
-    penalty = np.full(Z.shape[1], l2)
-    if fit_intercept:
-        penalty[0] = 0.0
+    penalty = np.concatenate([[0.0] if fit_intercept else [],
+                              np.broadcast_to(l2, (X.shape[1],))])
     used = w > 0
     y_mean = float(np.average(y, weights=w))
     if fit_intercept and y_mean in (0.0, 1.0):
         raise FairjudgeInputError(f"`y` is {int(y_mean)} for every observation, so the unpenalised "
                                   "intercept would be infinite; fit needs both outcomes")
-    if l2 == 0:
+    if np.all(penalty[int(fit_intercept):] == 0):
         if np.linalg.matrix_rank(Z[used]) < Z.shape[1]:
             raise FairjudgeInputError("columns of `X` (with the intercept, if fitted) are linearly "
                                       "dependent, so the coefficients are not identified; drop a "
@@ -304,7 +321,8 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
     beta = np.zeros(Z.shape[1])
     if fit_intercept:
         beta[0] = special.logit(min(max(y_mean, 1e-6), 1 - 1e-6))
-    beta, information, converged, n_iter = _newton(Z, y, w, penalty, beta, max_iter, tol)
+    beta, information, converged, n_iter = _newton(Z, y, w, penalty, beta, max_iter, tol,
+                                                   offset)
     if not converged:
         warnings.warn(f"logistic_regression did not converge in {n_iter} Newton iterations; "
                       "raise `max_iter`, loosen `tol`, or use a larger `l2`",
@@ -388,7 +406,7 @@ def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=
     X, _ = _check_design(X, None)
     n = X.shape[0]
     y = _check_response(y, n)
-    l2 = _check_l2(l2)
+    l2 = _check_l2(l2, X.shape[1])
     if isinstance(n_folds, bool) or not isinstance(n_folds, Integral) or not 2 <= n_folds <= n:
         raise FairjudgeInputError(f"`n_folds` must be an integer between 2 and n={n}; got "
                                   f"{n_folds!r}")
