@@ -25,6 +25,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "ComparisonGraphWarning": "fairjudge._util._warnings",
     "ConvergenceWarning": "fairjudge._util._warnings",
+    "CorrectionAssumptionWarning": "fairjudge._util._warnings",
     "FairjudgeInputError": "fairjudge._util._warnings",
     "FairjudgeWarning": "fairjudge._util._warnings",
     "JudgeReport": "fairjudge._judge_report",
@@ -42,7 +43,8 @@ _LAZY = {
 _SUBPACKAGES = ("active", "audit", "data", "judges", "models", "probes", "report", "stats",
                 "strategies")
 
-__all__ = ["ComparisonGraphWarning", "ConvergenceWarning", "FairjudgeInputError",
+__all__ = ["ComparisonGraphWarning", "ConvergenceWarning", "CorrectionAssumptionWarning",
+           "FairjudgeInputError",
            "FairjudgeWarning", "JudgeReport", "ManyJudgesWarning", "Outcome", "Ranking",
            "Selection", "WeakIdentificationWarning", "judge_report", "load_items",
            "load_verdicts", "rank", "select"]

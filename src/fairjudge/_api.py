@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -13,6 +13,7 @@ from fairjudge._util._errors import RunIncomplete, SpendCapReached
 from fairjudge._util._json import jsonable
 from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import (
+    CorrectionAssumptionWarning,
     FairjudgeInputError,
     ManyJudgesWarning,
     WeakIdentificationWarning,
@@ -27,6 +28,8 @@ from fairjudge.data._schema import (
     verdict_covariate_columns,
 )
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
+from fairjudge.models._anchored import anchored_agreement, anchored_bt
+from fairjudge.models._assumption import check_independence_assumption
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
 from fairjudge.models._gate import trusted_anchor_gate
@@ -238,6 +241,81 @@ def _pool_or_warn(verdicts: pd.DataFrame, pool: bool) -> pd.DataFrame:
     return verdicts
 
 
+def _check_assumption(comparisons, x, names, fit, diagnostics, *, prior_precision,
+                      position) -> None:
+    """Without human labels: whether the correction of item covariates rests on the
+    assumption that quality is uncorrelated with them; a warning when the data say so."""
+    from fairjudge.models._bt import standardise_covariates
+
+    x_std = standardise_covariates(x, names, comparisons.n_items)[0]
+    uncorrected = fit_model("bias-aware", comparisons.without_covariates(), None,
+                            prior_precision=prior_precision, position=position,
+                            check_graph=False)
+    check = check_independence_assumption(comparisons, x_std, names, uncorrected, fit)
+    diagnostics["assumption"] = check.as_dict()
+    if check.reasons:
+        warnings.warn(
+            f"the correction of {', '.join(names)} assumes quality is uncorrelated with "
+            f"{'it' if len(names) == 1 else 'them'} (no human labels identify it "
+            "otherwise), and these verdicts suggest the ranking rests on that assumption: "
+            + "; ".join(check.reasons) + ". Give human labels for ~100 pairs (--anchors) "
+            "to fit the correction against them, or compare with --model naive",
+            CorrectionAssumptionWarning, stacklevel=3)
+
+
+#: Cross-validation folds over the labelled pairs for the anchored fit's held-out agreement.
+ANCHOR_FOLDS = 5
+
+
+def _anchored_fit(comparisons, anchors, x, names, model, fit, diagnostics, *,
+                  prior_precision, bias_prior_precision, position, level, rng):
+    """The anchored correction (judge verdicts and human labels in one fit), with the
+    trusted-anchor gate kept as a check and the held-out agreement by cross-validation
+    written to ``diagnostics``. Returns (fit for the scores, fit for the bias table)."""
+    naive = fit_model("naive", comparisons, prior_precision=prior_precision, check_graph=False)
+    gate = trusted_anchor_gate(naive, fit, anchors)
+    anchored = anchored_bt(comparisons, anchors, x, covariate_names=names, position=position,
+                           prior_precision=prior_precision,
+                           bias_prior_precision=bias_prior_precision, check_graph=False)
+    diagnostics["gate"] = {"enabled": gate.enabled, "n_anchors": gate.n_anchors,
+                           "naive_agreement": gate.naive_agreement,
+                           "bias_aware_agreement": gate.bias_aware_agreement,
+                           "model_used": anchored.model, "role": "check"}
+    if model == "hierarchical":
+        anchored = replace(anchored, notes=anchored.notes + (
+            "with human labels the anchored fit uses the fixed bias prior, not the "
+            "hierarchical one",))
+    try:
+        held_out = anchored_agreement(comparisons, anchors, x, covariate_names=names,
+                                      position=position, prior_precision=prior_precision,
+                                      bias_prior_precision=bias_prior_precision,
+                                      folds=ANCHOR_FOLDS, rng=rng)
+    except FairjudgeInputError as error:
+        diagnostics["anchored"] = {"n_labels": gate.n_anchors, "cross_validation": str(error)}
+    else:
+        diagnostics["anchored"] = _held_out_summary(held_out, level)
+    return anchored, anchored
+
+
+def _held_out_summary(held_out, level: float) -> dict:
+    """Held-out agreement of each fit with a Wilson interval, and the anchored fit's paired
+    difference from the naive one with a normal interval over labels."""
+    from fairjudge.stats import normal_interval, wilson_interval
+
+    out = {"n_labels": held_out.n_labels, "folds": held_out.folds}
+    for name in ("naive", "bias_aware", "anchored"):
+        credit = held_out.per_label[name]
+        interval = wilson_interval(float(credit.sum()), credit.size, level=level)
+        out[name] = {"estimate": float(credit.mean()), "ci_low": interval.low,
+                     "ci_high": interval.high}
+    gain = held_out.per_label["anchored"] - held_out.per_label["naive"]
+    se = float(gain.std(ddof=1) / np.sqrt(gain.size)) if gain.size > 1 else float("nan")
+    interval = normal_interval(float(gain.mean()), se, level)
+    out["anchored_minus_naive"] = {"estimate": float(gain.mean()), "ci_low": interval.low,
+                                   "ci_high": interval.high}
+    return out
+
+
 def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware",
          covariates=None, anchors=None, prior_precision: float = 1.0,
          bias_prior_precision: float = 0.1, position: bool = True, n_samples: int = 1500,
@@ -270,10 +348,15 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         per-verdict covariate, as in Chatbot Arena's style control; any other name is a
         column of ``items``.
     anchors : path or pandas.DataFrame, optional
-        Trusted pairwise labels (a verdict table: ``winner`` names the better item). With a
-        bias-aware ``model`` the trusted-anchor gate keeps the correction only if it agrees
-        with the anchors at least as well as the naive fit [bias-aware-active-topk §6
-        "Gating"]; the decision and both agreement rates go to ``diagnostics["gate"]``.
+        Human pairwise labels (a verdict table: ``winner`` names the better item) on some
+        of the same items. With a bias-aware ``model`` they are fitted jointly with the
+        verdicts (:func:`fairjudge.models.anchored_bt`): they share quality but carry no
+        bias terms, so each judge's covariate terms are its excess over the humans' own
+        association, without assuming quality uncorrelated with the covariates.
+        ``diagnostics["anchored"]`` holds the held-out agreement with the labels of the
+        naive, bias-aware and anchored fits by 5-fold cross-validation over labelled
+        pairs; ``diagnostics["gate"]`` the trusted-anchor gate's check
+        [bias-aware-active-topk §6 "Gating"] (which no longer picks the scores).
     prior_precision, bias_prior_precision : float
         ``lambda`` and ``lambda_b = 1/tau^2`` (paper defaults 1 and 0.1).
     position : bool
@@ -341,24 +424,29 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
                     prior_precision=prior_precision, bias_prior_precision=bias_prior_precision,
                     position=position, check_graph=False)
     warn_disconnected(components, comparisons.item_ids)
-    bias_fit = fit  # bias estimates are reported even when the gate keeps the naive scores
+    bias_fit = fit
+    anchor_comparisons = None
     if anchors is not None:
         if model not in ("bias-aware", "hierarchical"):
-            raise FairjudgeInputError(f"anchors gate a bias-aware model; got model {model!r}")
-        anchor_table = load_verdicts(anchors)
-        gate = trusted_anchor_gate(
-            fit_model("naive", comparisons, prior_precision=prior_precision, check_graph=False),
-            fit, encode_verdicts(anchor_table, _items_for(comparisons)))
-        fit = gate.chosen
-        diagnostics["gate"] = {"enabled": gate.enabled, "n_anchors": gate.n_anchors,
-                               "naive_agreement": gate.naive_agreement,
-                               "bias_aware_agreement": gate.bias_aware_agreement,
-                               "model_used": fit.model}
+            raise FairjudgeInputError(f"anchors anchor a bias-aware model's correction; got "
+                                      f"model {model!r}")
+        anchor_table = load_verdicts(anchors, columns=[
+            f"{name}{suffix}" for name in verdict_names
+            for suffix in VERDICT_COVARIATE_SUFFIXES])
+        anchor_comparisons = encode_verdicts(anchor_table, _items_for(comparisons),
+                                             verdict_covariates=verdict_names)
+        fit, bias_fit = _anchored_fit(comparisons, anchor_comparisons, x, names, model,
+                                      fit, diagnostics, prior_precision=prior_precision,
+                                      bias_prior_precision=bias_prior_precision,
+                                      position=position, level=level, rng=rng)
+    if anchors is None and names and model in ("bias-aware", "hierarchical"):
+        _check_assumption(comparisons, x, names, fit, diagnostics,
+                          prior_precision=prior_precision, position=position)
     diagnostics.update({"converged": fit.converged, "n_iter": fit.n_iter,
                         "notes": list(fit.notes)})
     inflation = float(np.median(bias_fit.variance_inflation()))
     diagnostics["score_variance_inflation"] = inflation
-    if inflation > WEAK_IDENTIFICATION and fit is bias_fit:
+    if inflation > WEAK_IDENTIFICATION and anchors is None:
         warnings.warn(_weak_identification_message(diagnostics["covariates"], inflation,
                                                    comparisons.n_items),
                       WeakIdentificationWarning, stacklevel=2)
@@ -371,6 +459,11 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         chosen = fit.model
 
         def refit(resampled):
+            if anchor_comparisons is not None:  # the human labels are kept, not resampled
+                return anchored_bt(resampled, anchor_comparisons, x, covariate_names=names,
+                                   position=position, prior_precision=prior_precision,
+                                   bias_prior_precision=bias_prior_precision,
+                                   check_graph=False)
             return fit_model(chosen, resampled, x, covariate_names=names,
                              prior_precision=prior_precision,
                              bias_prior_precision=bias_prior_precision, position=position,

@@ -26,7 +26,8 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--factor-p", type=click.FloatRange(0, 1), default=0.05, show_default=True,
               help="With --factors: use the factors whose held-out p-value is at most this.")
 @click.option("--anchors", type=click.Path(dir_okay=False), default=None,
-              help="Trusted pairwise labels (verdict table); gates the bias correction.")
+              help="Human pairwise labels (verdict table) on some of the same items, fitted "
+                   "with the verdicts: each judge's bias is its excess over the humans'.")
 @click.option("--prior-precision", type=float, default=1.0, show_default=True,
               help="lambda of the prior theta ~ N(0, 1/lambda).")
 @click.option("--bias-prior-precision", type=float, default=0.1, show_default=True,

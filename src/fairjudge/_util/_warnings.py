@@ -25,6 +25,12 @@ class WeakIdentificationWarning(FairjudgeWarning):
     ranking rests on the prior rather than on the data."""
 
 
+class CorrectionAssumptionWarning(FairjudgeWarning):
+    """A covariate correction fitted without human labels rests on the assumption that
+    quality is uncorrelated with the covariate, and the verdicts show signs that it does
+    (:func:`fairjudge.models.check_independence_assumption`)."""
+
+
 class ConvergenceWarning(FairjudgeWarning):
     """An iterative fit stopped before meeting its tolerance."""
 

@@ -4,6 +4,8 @@ Every estimator takes :class:`fairjudge.data.Comparisons` (and item covariates a
 and returns a :class:`BTFit`; none does I/O.
 """
 
+from fairjudge.models._anchored import AnchoredAgreement, anchored_agreement, anchored_bt
+from fairjudge.models._assumption import AssumptionCheck, check_independence_assumption
 from fairjudge.models._baselines import (
                                          length_residualized_bt,
                                          swap_majority_bt,
@@ -27,12 +29,17 @@ __all__ = [
     "MODELS",
     "POSITION",
     "AnchorGate",
+    "AnchoredAgreement",
+    "AssumptionCheck",
     "BTFit",
     "BiasEstimate",
     "ModelSpec",
     "anchor_agreement",
+    "anchored_agreement",
+    "anchored_bt",
     "bias_aware_bt",
     "bt_pairwise",
+    "check_independence_assumption",
     "comparison_components",
     "fit_model",
     "hierarchical_bias_aware_bt",

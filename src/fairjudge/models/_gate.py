@@ -36,17 +36,24 @@ class AnchorGate:
     chosen: BTFit
 
 
+def anchor_credit(fit: BTFit, anchors: Comparisons) -> np.ndarray:
+    """Per decisive anchor (ties left out): 1 when the fit scores its winner higher, 0 when
+    lower, 0.5 on an exact score tie."""
+    decisive = anchors.first_score != 0.5
+    diff = fit.scores[anchors.first[decisive]] - fit.scores[anchors.second[decisive]]
+    first_won = anchors.first_score[decisive] == 1.0
+    return np.where(diff == 0, 0.5, ((diff > 0) == first_won).astype(float))
+
+
 def anchor_agreement(fit: BTFit, anchors: Comparisons) -> tuple[float, int]:
     """Share of decisive anchors whose winner the fit scores higher, and their count."""
     decisive = anchors.first_score != 0.5
     if not decisive.any():
         raise FairjudgeInputError("`anchors` has no decisive label (all ties); the gate needs "
                                   "winners")
-    diff = fit.scores[anchors.first[decisive]] - fit.scores[anchors.second[decisive]]
-    first_won = anchors.first_score[decisive] == 1.0
-    credit = np.where(diff == 0, 0.5, ((diff > 0) == first_won).astype(float))
     weight = anchors.weight[decisive]
-    return float(np.dot(weight, credit) / weight.sum()), int(decisive.sum())
+    return float(np.dot(weight, anchor_credit(fit, anchors)) / weight.sum()), \
+        int(decisive.sum())
 
 
 def trusted_anchor_gate(naive: BTFit, bias_aware: BTFit, anchors: Comparisons) -> AnchorGate:

@@ -63,11 +63,40 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                  f"{format_count(d.get('components', 1))}; converged {d.get('converged')} "
                  f"in {d.get('n_iter')} Newton steps")
     gate = d.get("gate")
-    if gate:
+    if gate and gate.get("role") == "check":
+        lines.append(f"trusted-anchor gate (a check): the unanchored correction would be "
+                     f"{'kept' if gate['enabled'] else 'switched off'} (agreement with "
+                     f"{format_count(gate['n_anchors'])} labels, fitted on none: bias-aware "
+                     f"{gate['bias_aware_agreement']:.3f} vs naive "
+                     f"{gate['naive_agreement']:.3f})")
+    elif gate:
         lines.append(f"trusted-anchor gate: correction {'ENABLED' if gate['enabled'] else 'OFF'} "
                      f"(agreement with {format_count(gate['n_anchors'])} anchors: bias-aware "
                      f"{gate['bias_aware_agreement']:.3f} vs naive {gate['naive_agreement']:.3f});"
                      f" scores from the {gate['model_used']} fit")
+    check = d.get("assumption")
+    if check:
+        lines.append(f"correction: assumes quality is uncorrelated with "
+                     f"{', '.join(check['covariates'])} (no human labels); the covariates "
+                     f"alone explain {check['explained_share']:.0%} of what quality explains "
+                     f"of the verdicts, Kendall's tau with the uncorrected ranking "
+                     f"{check['kendall_tau']:.2f}, widest coefficient interval "
+                     f"+/- {check['widest_interval']:.2f} logits per s.d."
+                     + ("" if not check["reasons"] else
+                        " -- the ranking rests on the assumption; --anchors LABELS fits the "
+                        "correction against human labels"))
+    held = d.get("anchored")
+    if held and "anchored" in held:
+        parts = [f"{name.replace('_', '-')} {held[name]['estimate']:.3f} "
+                 f"[{held[name]['ci_low']:.3f}, {held[name]['ci_high']:.3f}]"
+                 for name in ("anchored", "naive", "bias_aware")]
+        gain = held["anchored_minus_naive"]
+        lines.append(f"held-out agreement with the human labels ({held['folds']}-fold "
+                     f"cross-validation over {format_count(held['n_labels'])} labels): "
+                     + "; ".join(parts) + f"; anchored - naive {gain['estimate']:+.3f} "
+                     f"[{gain['ci_low']:+.3f}, {gain['ci_high']:+.3f}]")
+    elif held:
+        lines.append(f"held-out agreement: not estimated ({held['cross_validation']})")
     for note in d.get("notes", []):
         lines.append(f"note: {note}")
     if d.get("components", 1) > 1:

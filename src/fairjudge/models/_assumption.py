@@ -1,0 +1,131 @@
+"""Does the data contradict the bias-aware model's identifying assumption? [bias-aware-
+active-topk §5 Assumption 1, §6 "Limitations"; the multi-fidelity issue §2 "Honest
+defaults"]
+
+Without human labels, a judge's coefficient c on an *item* covariate is identified only by
+the prior theta ~ N(0, 1/lambda): the model assumes quality is uncorrelated with the
+covariate, and when better answers are also longer the correction removes real quality.
+Verdicts cannot test the assumption, but three signs say the correction rests on it
+rather than on the data:
+
+``explained_share``
+    Of what item quality explains of the verdicts beyond each judge's position term
+    (log-likelihood gain of the Bradley–Terry fit with position over position alone), the
+    share the covariates explain instead, per judge, with no item quality. Near 1 or
+    above, quality and covariate are confounded: the split between them is the prior's.
+    Above :data:`CONFOUNDED_SHARE` the check reports it.
+``kendall_tau``
+    Rank agreement of the corrected scores with those of the same model without the item
+    covariates. Below :data:`MOVED_TAU`
+    the correction reorders the items wholesale.
+``widest_interval``
+    The widest 95% interval half-width of an item-covariate coefficient, in logits per
+    standard deviation of the covariate. Above :data:`WIDE_HALF_WIDTH` the data do not pin
+    the correction down.
+
+The thresholds are fixed a priori, not tuned on any evaluation data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from fairjudge.data._encode import Comparisons
+from fairjudge.models._bt import POSITION, BTFit
+from fairjudge.models._engine import aggregate_pairs
+
+#: Share of what quality explains that the covariates alone explain, past which they explain
+#: the verdicts "about as well" as quality does.
+CONFOUNDED_SHARE = 0.8
+#: Kendall's tau between naive and corrected scores below which the ranking "moved a lot".
+MOVED_TAU = 0.7
+#: 95% half-width (logits per covariate s.d.) of a coefficient called wide: answers one s.d.
+#: apart then have a correction uncertain by more than a factor e in odds either way.
+WIDE_HALF_WIDTH = 1.0
+
+
+@dataclass(frozen=True)
+class AssumptionCheck:
+    """Signs that a correction rests on the independence assumption (module docstring).
+
+    Attributes
+    ----------
+    covariates : tuple of str
+        The item covariates the assumption concerns.
+    explained_share, kendall_tau, widest_interval : float
+    reasons : tuple of str
+        One sentence per sign past its threshold; empty when none is.
+    """
+
+    covariates: tuple
+    explained_share: float
+    kendall_tau: float
+    widest_interval: float
+    reasons: tuple
+
+    def as_dict(self) -> dict:
+        return {"covariates": list(self.covariates), "explained_share": self.explained_share,
+                "kendall_tau": self.kendall_tau, "widest_interval": self.widest_interval,
+                "reasons": list(self.reasons)}
+
+
+def check_independence_assumption(comparisons: Comparisons, x_std: np.ndarray, names,
+                                  uncorrected: BTFit, corrected: BTFit) -> AssumptionCheck:
+    """The three signs for a bias-aware fit with item covariates ``x_std`` (standardised,
+    shape (N, d), d >= 1). ``uncorrected`` is the same model without item covariates, fitted
+    to ``comparisons.without_covariates()`` (position terms if ``corrected`` has them)."""
+    from fairjudge.stats._logistic import logistic_regression
+
+    pairs = aggregate_pairs(comparisons.without_covariates())
+    y = pairs.wins / pairs.n
+    dx = x_std[pairs.first] - x_std[pairs.second]
+    n_judges, d = comparisons.n_judges, x_std.shape[1]
+    position = any(b.name == POSITION for b in corrected.bias)
+    kappa = np.zeros(n_judges)
+    judge_columns = np.zeros((pairs.n.size, n_judges * position))
+    if position:
+        kappa = np.array([uncorrected.bias_estimate(POSITION, j).estimate
+                          for j in comparisons.judges])
+        judge_columns[np.arange(pairs.n.size), pairs.judge] = 1.0
+    per_judge = np.zeros((pairs.n.size, n_judges * d))
+    for j in range(n_judges):
+        rows = pairs.judge == j
+        per_judge[rows, j * d:(j + 1) * d] = dx[rows]
+
+    def best(design):
+        """Log-likelihood of the best fit of ``design`` (a ridge of 1e-6 keeps a column
+        without variation finite)."""
+        if design.shape[1] == 0:
+            return log_likelihood(np.zeros(pairs.n.size))
+        fit = logistic_regression(design, y, weights=pairs.n, l2=1e-6, fit_intercept=False)
+        return log_likelihood(design @ fit.coef)
+
+    def log_likelihood(eta):
+        return float(np.sum(pairs.n * (y * eta - np.logaddexp(0.0, eta))))
+
+    base = best(judge_columns)
+    quality = log_likelihood(uncorrected.scores[pairs.first] - uncorrected.scores[pairs.second]
+                             + kappa[pairs.judge]) - base
+    covariates = best(np.hstack([judge_columns, per_judge])) - base
+    share = float(covariates / quality) if quality > 0 else float("nan")
+    tau = float(stats.kendalltau(uncorrected.scores, corrected.scores).statistic)
+    z = float(special.ndtri(0.975))
+    widest = max((z * b.std_error * scale for b in corrected.bias
+                  for name, scale in zip(corrected.covariate_names, corrected.covariate_scale)
+                  if b.name == name and name in names), default=0.0)
+    reasons = []
+    if share > CONFOUNDED_SHARE:
+        reasons.append(f"the covariates alone explain {share:.0%} of what item quality "
+                       "explains of the verdicts: quality and covariate are confounded")
+    if widest > WIDE_HALF_WIDTH:
+        reasons.append(f"a covariate's coefficient is known to +/- {widest:.2f} logits per "
+                       "standard deviation")
+    # A large move alone is what correcting a real, well-identified bias does; it is a
+    # reason only beside a sign that the split itself is the prior's.
+    if reasons and tau < MOVED_TAU:
+        reasons.append(f"the correction reorders the ranking (Kendall's tau {tau:.2f} with "
+                       "the scores without it)")
+    return AssumptionCheck(tuple(names), share, tau, float(widest), tuple(reasons))
