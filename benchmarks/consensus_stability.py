@@ -60,29 +60,34 @@ def main() -> None:
     parser.add_argument("--panels", type=int, default=40)
     parser.add_argument("--questions", type=int, default=10)
     args = parser.parse_args()
-    moves = {rule: [] for rule in ("joint", "joint, anchor gpt-4", "pooled", "elo",
-                                   "frozen")}
+    rules = (("joint", "joint", None, False), ("joint, anchor gpt-4", "joint", "gpt-4", False),
+             ("joint, original five", "joint", None, True), ("pooled", "pooled", None, False),
+             ("pooled, original five", "pooled", None, True), ("elo", "elo", None, False),
+             ("elo, original five", "elo", None, True))
+    moves = {rule[0]: [] for rule in rules} | {"frozen": []}
     newcomer = {"gap to refit": [], "covered": []}
     warnings.simplefilter("ignore")
     for seed in range(args.panels):
         verdicts, items, theta = panel(seed, args.questions)
         joins = (verdicts["item_a"].str.endswith(NEWCOMER)
                  | verdicts["item_b"].str.endswith(NEWCOMER))
-        before = {}
-        for rule, method, anchor in (("joint", "joint", None),
-                                     ("joint, anchor gpt-4", "joint", "gpt-4"),
-                                     ("pooled", "pooled", None), ("elo", "elo", None)):
-            old = consensus(verdicts[~joins], items, method=method, anchor=anchor, rng=seed)
-            new = consensus(verdicts, items, method=method, anchor=anchor, rng=seed)
-            reference = before.get("joint", old) if method == "elo" else old
-            half = ((reference.scores["ci_high"] - reference.scores["ci_low"]) / 2)
+        fits = {}
+        for method, anchor in dict.fromkeys((m, a) for _, m, a, _ in rules):
+            fits[method, anchor] = (
+                consensus(verdicts[~joins], items, method=method, anchor=anchor, rng=seed),
+                consensus(verdicts, items, method=method, anchor=anchor, rng=seed))
+        before_joint = fits["joint", None][0]
+        for rule, method, anchor, recentre in rules:
+            old, new = (f.scores["estimate"] for f in fits[method, anchor])
+            if recentre:  # the scale's origin: the original five's mean, before and after
+                new = new - new.loc[list(MODELS)].mean() + 1000.0
+            # Elo has no interval of its own: its moves are read against the joint model's.
+            reference = before_joint if method == "elo" else fits[method, anchor][0]
+            half = (reference.scores["ci_high"] - reference.scores["ci_low"]) / 2
             others = [m for m in MODELS if m != anchor]
-            moves[rule] += list((new.scores.loc[others, "estimate"]
-                                 - old.scores.loc[others, "estimate"]).abs()
-                                / half.loc[others])
-            before[rule] = old
-            if rule == "joint":
-                full = new
+            moves[rule] += list((new.loc[others] - old.loc[others]).abs() / half.loc[others])
+        full = fits["joint", None][1]
+        before = {"joint": before_joint}
         placed = consensus(verdicts[joins], items, frozen=before["joint"])
         moves["frozen"] += list((placed.scores.loc[list(MODELS), "estimate"]
                                  - before["joint"].scores.loc[list(MODELS), "estimate"]).abs()
@@ -98,10 +103,10 @@ def main() -> None:
                                         / ((row.ci_high - row.ci_low) / 2))
     print(f"{args.panels} panels x {args.questions} questions; moves of the 5 original "
           "contestants in units of their 95% half-width before the newcomer joined")
-    print(f"{'rule':<22} {'mean':>6} {'p90':>6} {'max':>6} {'share > 1/4':>12}")
+    print(f"{'rule':<24} {'mean':>6} {'p90':>6} {'max':>6} {'share > 1/4':>12}")
     for rule, values in moves.items():
         values = np.asarray(values)
-        print(f"{rule:<22} {values.mean():6.2f} {np.quantile(values, 0.9):6.2f} "
+        print(f"{rule:<24} {values.mean():6.2f} {np.quantile(values, 0.9):6.2f} "
               f"{values.max():6.2f} {np.mean(values > 0.25):12.0%}")
     print(f"frozen: newcomer's interval covers its true place in "
           f"{np.mean(newcomer['covered']):.0%} of panels; its distance from the full refit "

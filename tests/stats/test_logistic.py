@@ -126,6 +126,11 @@ def test_one_penalty_per_column_is_a_prior_per_coefficient():
         logistic_regression(X, y, l2=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="one per row"):
         logistic_regression(X, y, offset=np.zeros(3))
+    # An unpenalised column that separates y has an infinite estimate, penalised others or
+    # not.
+    separable = np.column_stack([[-2.0, -1.0, 1.0, 2.0], [0.3, -0.1, 0.2, 0.5]])
+    with pytest.raises(ValueError, match="separable .*x0"):
+        logistic_regression(separable, [0, 0, 1, 1], l2=[0.0, 1.0], fit_intercept=False)
 
 
 def test_without_intercept_and_predict_proba():

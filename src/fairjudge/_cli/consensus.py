@@ -114,10 +114,12 @@ def consensus(verdicts, items, method, human_scores, anchor, frozen, reliability
                       if contestant in result.frozen else "  (placed)"))
     if len(result.self_preference.columns):
         click.echo("self-preference (logits; self = own family, own = own answers):")
+        terms = [name for name in ("self", "own")
+                 if f"{name}_estimate" in result.self_preference.columns]
         for judge, row in result.self_preference.iterrows():
-            click.echo(f"  {judge:<24} self {row.self_estimate:+.2f} [{row.self_ci_low:+.2f}, "
-                       f"{row.self_ci_high:+.2f}]  own {row.own_estimate:+.2f} "
-                       f"[{row.own_ci_low:+.2f}, {row.own_ci_high:+.2f}]")
+            click.echo(f"  {judge:<24} " + "  ".join(
+                f"{name} {row[f'{name}_estimate']:+.2f} [{row[f'{name}_ci_low']:+.2f}, "
+                f"{row[f'{name}_ci_high']:+.2f}]" for name in terms))
     if result.reliability is not None:
         click.echo("reliability (temperature on quality; geometric mean 1):")
         for judge, row in result.reliability.iterrows():

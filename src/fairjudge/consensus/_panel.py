@@ -307,15 +307,22 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         notes.append(f"no known model family for judge(s) {', '.join(familyless)}: each is "
                      "its own family, so only answers by a model of the same name count as "
                      "its own (the library's `families` argument groups names)")
+    if frozen is not None:
+        clash = [name for name, given in (("method " + method, method != "joint"),
+                                          ("anchor", anchor is not None),
+                                          ("reliability", reliability),
+                                          ("shrinkage", shrinkage)) if given]
+        if clash:
+            raise FairjudgeInputError(f"a frozen leaderboard places newcomers with the joint "
+                                      f"model on the leaderboard's own scale; {clash[0]} "
+                                      "cannot go with it (use the joint method without "
+                                      "anchor, reliability or shrinkage)")
+        if len(judges) == 1:
+            notes.append(f"one judge ({judges[0]}): there is no dispersion across judges")
+        return _placed_consensus(table, frozen, notes, human_scores, level)
     if anchor is not None and anchor not in contestants:
         raise FairjudgeInputError(f"anchor {anchor!r} is not a contestant; have "
                                   f"{', '.join(contestants)}")
-    if frozen is not None:
-        if method != "joint" or anchor is not None or reliability or shrinkage:
-            raise FairjudgeInputError("a frozen leaderboard places newcomers with the joint "
-                                      "model on the leaderboard's own scale: use the joint "
-                                      "method without anchor, reliability or shrinkage")
-        return _placed_consensus(table, frozen, notes, human_scores, level)
     if len(judges) == 1 and method == "uda":
         raise FairjudgeInputError(f"one judge ({judges[0]}): UDA aligns several judges with "
                                   "their consensus and needs at least two")
@@ -483,16 +490,23 @@ def _placed_consensus(table: pd.DataFrame, frozen, notes: list, human_scores,
     if len(judges) > 1:
         spread.loc[newcomers] = per_judge.loc[newcomers].std(axis=1, ddof=1)
     self_pref = pd.DataFrame(index=pd.Index(judges, name="judge"))
-    for fit in [placed] + ([place_contestants(table, board, covariate="own")]
-                           if (table["own_a"] != table["own_b"]).any() else []):
+    varies = [name for name in ("self", "own")
+              if (table[f"{name}_a"] != table[f"{name}_b"]).any()]
+    for name in varies:
+        fit = placed if name == "self" else place_contestants(table, board, covariate=name)
         terms = fit.terms(level)
         for column in ("estimate", "ci_low", "ci_high"):
-            self_pref[f"{fit.covariate}_{column}"] = terms[column].to_numpy()
+            self_pref[f"{name}_{column}"] = terms[column].to_numpy()
+    if "self" not in varies:
+        notes.append("no verdict sets a judge's own family against another: no "
+                     "self-preference term is reported")
     notes.append(f"frozen leaderboard: {len(published)} published contestant(s) keep their "
                  f"scores; {', '.join(newcomers)} placed on its scale by the joint model, "
                  "the judges' position and self-preference terms re-estimated with the "
                  "published scores fixed; the newcomers' intervals include the published "
-                 "scores' uncertainty")
+                 "scores' uncertainty; a newcomer's s.d. across judges is that of each "
+                 "judge's own placement on the published scale (the published ones' s.d. is "
+                 "the leaderboard's)")
     if not placed.published_covariance:
         notes.append("the leaderboard gives marginal intervals only: the published scores' "
                      "correlations are taken as zero in the newcomers' intervals")

@@ -69,21 +69,35 @@ class PublishedLeaderboard:
     per_judge: pd.DataFrame | None = None
     inter_judge_sd: pd.Series | None = None
 
+    def __post_init__(self):
+        check_leaderboard(self)
+
     @classmethod
     def from_consensus(cls, result) -> PublishedLeaderboard:
-        """The leaderboard of a :class:`~fairjudge.consensus.Consensus`."""
+        """The leaderboard of a :class:`~fairjudge.consensus.Consensus`.
+
+        Raises
+        ------
+        FairjudgeInputError
+            For a method without intervals (``elo``, ``uda``).
+        """
+        _check_method(result.method, "the leaderboard")
         return cls(result.scores, result.covariance, result.level, result.per_judge,
                    result.inter_judge_sd)
 
     @classmethod
     def from_json(cls, source, *, name: str = "the leaderboard") -> PublishedLeaderboard:
-        """Read ``consensus --json`` output (a path or the parsed dict).
+        """Read ``consensus --json`` output: a path, or the parsed dict (``name`` then
+        says where it came from in messages).
 
         Raises
         ------
         FairjudgeInputError
-            Naming the file and the key, for anything but finite scores of at least one
-            contestant and a square covariance over them.
+            Naming the file and the field: unreadable or not JSON, no ``scores``, a score
+            that is not a finite number inside a finite interval, a covariance that is not
+            a symmetric positive semi-definite matrix over the contestants, a ``level``
+            outside (0, 1), per-judge scores or spreads that are not numbers, or a method
+            without intervals.
         """
         if isinstance(source, (str, Path)):
             name = str(source)
@@ -92,48 +106,63 @@ class PublishedLeaderboard:
             except OSError as error:
                 raise FairjudgeInputError(f"{name}: cannot read it ({error.strerror})") \
                     from None
-            except json.JSONDecodeError as error:
-                raise FairjudgeInputError(f"{name}: not JSON ({error.msg}, line "
-                                          f"{error.lineno}); expected the output of "
-                                          "`fairjudge consensus --json`") from None
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise FairjudgeInputError(f"{name}: not JSON ({error}); expected the output "
+                                          "of `fairjudge consensus --json`") from None
         scores = source.get("scores") if isinstance(source, dict) else None
         if not isinstance(scores, dict) or not scores:
-            raise FairjudgeInputError(f"{name}: expected `scores` (contestant -> estimate, "
-                                      "ci_low, ci_high), the output of `fairjudge consensus "
-                                      "--json`")
+            raise FairjudgeInputError(f"{name}: expected an object with `scores` (contestant "
+                                      "-> estimate, ci_low, ci_high), the output of "
+                                      "`fairjudge consensus --json`")
+        _check_method(source.get("method", "joint"), name)
         rows = {}
         for contestant, row in scores.items():
             values = row if isinstance(row, dict) else {}
-            estimate = values.get("estimate")
-            if not isinstance(estimate, (int, float)) or not math.isfinite(estimate):
-                raise FairjudgeInputError(f"{name}: scores.{contestant}.estimate must be a "
-                                          f"finite number; got {estimate!r}")
-            rows[str(contestant)] = [float(estimate)] + [
-                float(values[k]) if isinstance(values.get(k), (int, float)) else np.nan
-                for k in ("ci_low", "ci_high")]
+            rows[str(contestant)] = [_number(values.get(key), f"{name}: scores.{contestant}."
+                                             f"{key}", missing=key != "estimate")
+                                     for key in ("estimate", "ci_low", "ci_high")]
         table = pd.DataFrame.from_dict(rows, orient="index",
                                        columns=["estimate", "ci_low", "ci_high"])
         covariance = source.get("covariance")
         if covariance is not None:
-            try:
-                covariance = pd.DataFrame(covariance).reindex(index=table.index,
-                                                              columns=table.index)
-                ok = np.isfinite(covariance.to_numpy(float)).all()
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise FairjudgeInputError(f"{name}: `covariance` must give a number for "
-                                          "every pair of contestants in `scores`")
+            if not isinstance(covariance, dict) or not all(
+                    isinstance(row, dict) for row in covariance.values()):
+                raise FairjudgeInputError(f"{name}: `covariance` must map each contestant to "
+                                          "its row (contestant -> number)")
+            covariance = pd.DataFrame(
+                {c: {d: _number(v, f"{name}: covariance.{c}.{d}") for d, v in row.items()}
+                 for c, row in covariance.items()}).T.reindex(index=table.index,
+                                                             columns=table.index)
         level = source.get("level", 0.95)
-        per_judge = pd.DataFrame(source["per_judge"]).reindex(table.index) \
-            if isinstance(source.get("per_judge"), dict) else None
-        spread = pd.Series(source["inter_judge_sd"], dtype=float).reindex(table.index) \
-            if isinstance(source.get("inter_judge_sd"), dict) else None
-        return cls(table, covariance, float(level), per_judge, spread)
+        if not isinstance(level, (int, float)) or isinstance(level, bool):
+            raise FairjudgeInputError(f"{name}: `level` must be a number between 0 and 1; "
+                                      f"got {level!r}")
+        per_judge = source.get("per_judge")
+        if per_judge is not None:
+            if not isinstance(per_judge, dict) or not all(
+                    isinstance(column, dict) for column in per_judge.values()):
+                raise FairjudgeInputError(f"{name}: `per_judge` must map each judge to its "
+                                          "scores (contestant -> number)")
+            per_judge = pd.DataFrame(
+                {j: {c: _number(v, f"{name}: per_judge.{j}.{c}", missing=True)
+                     for c, v in column.items()} for j, column in per_judge.items()},
+                dtype=float).reindex(table.index)
+        spread = source.get("inter_judge_sd")
+        if spread is not None:
+            if not isinstance(spread, dict):
+                raise FairjudgeInputError(f"{name}: `inter_judge_sd` must map each "
+                                          "contestant to a number")
+            spread = pd.Series({c: _number(v, f"{name}: inter_judge_sd.{c}", missing=True)
+                                for c, v in spread.items()}, dtype=float).reindex(table.index)
+        try:
+            return cls(table, covariance, float(level), per_judge, spread)
+        except FairjudgeInputError as error:
+            raise FairjudgeInputError(f"{name}: {error}") from None
 
     def theta_covariance(self) -> tuple[np.ndarray, bool]:
-        """The scores' covariance in logits squared, and whether it is the published one
-        (False: from the marginal intervals, correlations unknown and taken as zero)."""
+        """The scores' covariance in logits squared, shape (C, C) in the order of
+        ``scores``, and whether it is the published one (False: from the marginal
+        intervals, correlations unknown and taken as zero)."""
         if self.covariance is not None:
             order = self.scores.index
             return self.covariance.reindex(index=order, columns=order).to_numpy(float) \
@@ -141,6 +170,65 @@ class PublishedLeaderboard:
         z = float(stats.norm.ppf(0.5 + self.level / 2))
         half = ((self.scores["ci_high"] - self.scores["ci_low"]) / 2).fillna(0.0)
         return np.diag((half.to_numpy(float) / z / ELO_SCALE) ** 2), False
+
+
+#: Methods whose scores are Bradley–Terry logits on the Elo scale with intervals.
+PLACEABLE = ("joint", "pooled", "majority")
+
+
+def _check_method(method, name: str) -> None:
+    if method not in PLACEABLE:
+        raise FairjudgeInputError(
+            f"{name}: {method!r} scores cannot be frozen: newcomers are placed on "
+            "Bradley–Terry scores with intervals (the joint, pooled or majority method); "
+            "Elo and UDA ratings have neither that scale nor intervals")
+
+
+def _number(value, field: str, *, missing: bool = False) -> float:
+    """A finite JSON number (NaN for null when ``missing`` is allowed)."""
+    if value is None and missing:
+        return np.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value):
+        raise FairjudgeInputError(f"{field} must be a finite number; got {value!r}")
+    return float(value)
+
+
+def check_leaderboard(board: PublishedLeaderboard) -> None:
+    """Raise :class:`FairjudgeInputError` unless ``board`` can be frozen: finite scores;
+    every interval finite, around its score, missing only for one reference contestant at
+    1000; a symmetric positive semi-definite covariance over the contestants; level in
+    (0, 1)."""
+    scores = board.scores
+    if not 0 < board.level < 1:
+        raise FairjudgeInputError(f"level must be between 0 and 1; got {board.level!r}")
+    values = scores[["estimate", "ci_low", "ci_high"]].to_numpy(float)
+    if not np.isfinite(values[:, 0]).all():
+        raise FairjudgeInputError("every score must be a finite number")
+    no_interval = ~np.isfinite(values[:, 1:]).all(axis=1)
+    reference = no_interval & np.isclose(values[:, 0], 1000.0)
+    if (no_interval & ~reference).any() or reference.sum() > 1:
+        bad = scores.index[no_interval][0] if (no_interval & ~reference).any() \
+            else scores.index[reference][1]
+        raise FairjudgeInputError(f"scores.{bad} has no interval: only one reference "
+                                  "contestant (held at 1000) may lack one, and newcomers "
+                                  "cannot be placed on scores of unknown uncertainty")
+    inside = (values[:, 1] <= values[:, 0]) & (values[:, 0] <= values[:, 2])
+    if not (inside | no_interval).all():
+        bad = scores.index[~(inside | no_interval)][0]
+        raise FairjudgeInputError(f"scores.{bad}: the interval must hold the estimate "
+                                  "(ci_low <= estimate <= ci_high)")
+    if board.covariance is not None:
+        matrix = board.covariance.reindex(index=scores.index,
+                                          columns=scores.index).to_numpy(float)
+        if not np.isfinite(matrix).all():
+            raise FairjudgeInputError("covariance must give a number for every pair of "
+                                      "contestants in scores")
+        scale = max(float(np.abs(matrix).max()), 1e-300)
+        if not np.allclose(matrix, matrix.T, rtol=1e-6, atol=1e-9 * scale) \
+                or np.linalg.eigvalsh((matrix + matrix.T) / 2).min() < -1e-8 * scale:
+            raise FairjudgeInputError("covariance must be symmetric and positive "
+                                      "semi-definite")
 
 
 @dataclass(frozen=True)
@@ -222,11 +310,35 @@ def place_contestants(table: pd.DataFrame, leaderboard: PublishedLeaderboard, *,
     Raises
     ------
     FairjudgeInputError
-        When no verdict names a newcomer, or a newcomer is connected to no published
-        contestant through the verdicts (only the prior would place it).
+        For a wrong argument, when no verdict names a newcomer, or when a newcomer is
+        connected to no published contestant through the verdicts (only the prior would
+        place it).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> board = PublishedLeaderboard(pd.DataFrame(
+    ...     {"estimate": [1000.0], "ci_low": [float("nan")], "ci_high": [float("nan")]},
+    ...     index=["ref"]))
+    >>> duel = pd.DataFrame({"item_a": ["new", "ref"], "item_b": ["ref", "new"],
+    ...                      "winner": ["a", "b"], "judge": "j", "self_a": 0.0,
+    ...                      "self_b": 0.0})
+    >>> placed = place_contestants(duel, board)
+    >>> placed.newcomers, bool(placed.theta[1] > 0)
+    (['new'], True)
     """
     from fairjudge.stats._logistic import logistic_regression
 
+    if not isinstance(leaderboard, PublishedLeaderboard):
+        raise FairjudgeInputError("`leaderboard` must be a PublishedLeaderboard (from_json or "
+                                  f"from_consensus); got {type(leaderboard).__name__}")
+    if covariate not in ("self", "own"):
+        raise FairjudgeInputError(f"`covariate` must be 'self' or 'own'; got {covariate!r}")
+    needed = {"item_a", "item_b", "winner", "judge", f"{covariate}_a", f"{covariate}_b"}
+    if not needed <= set(table.columns):
+        missing = ", ".join(sorted(needed - set(table.columns)))
+        raise FairjudgeInputError(f"the verdicts lack {missing}: give contestant-level "
+                                  "verdicts (contestant_verdicts)")
     published = list(leaderboard.scores.index.astype(str))
     rows = table[table["winner"].isin(["a", "b", "tie"])]
     seen = sorted(set(rows["item_a"]) | set(rows["item_b"]))

@@ -300,7 +300,8 @@ def consensus_html(result, *, title: str = "fairjudge consensus",
                 "n/a" if not np.isfinite(r[f"{name}_estimate"]) else
                 f"{r[f'{name}_estimate']:+.2f} [{r[f'{name}_ci_low']:+.2f}, "
                 f"{r[f'{name}_ci_high']:+.2f}]" for _, r in pref.iterrows()]
-            for name in ("self", "own")}, index=pref.index)
+            for name in ("self", "own") if f"{name}_estimate" in pref.columns},
+            index=pref.index)
         sections.append(Section(
             "Self-preference (logits)", "table", html_table(table),
             "self: when one answer is from the judge's model family and the other is not; "

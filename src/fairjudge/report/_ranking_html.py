@@ -52,6 +52,20 @@ def ranking_parts(ranking) -> dict:
              ("graph components", format_count(d.get("components", 1))),
              ("score variance inflation", f"{d.get('score_variance_inflation', 1.0):.2f}"),
              ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps")]
+    check = d.get("assumption")
+    if check:
+        facts.append(("correction rests on", "quality uncorrelated with "
+                      f"{', '.join(check['covariates'])} (no human labels): covariates alone "
+                      f"explain {check['explained_share']:.0%} of what quality explains; "
+                      f"Kendall's tau with the uncorrected ranking {check['kendall_tau']:.2f}"
+                      + (f"; {'; '.join(check['reasons'])}" if check["reasons"] else "")))
+    held = d.get("anchored")
+    if held and "anchored" in held:
+        facts.append(("held-out agreement with the human labels",
+                      f"anchored {held['anchored']['estimate']:.3f}, naive "
+                      f"{held['naive']['estimate']:.3f}, bias-aware "
+                      f"{held['bias_aware']['estimate']:.3f} ({held['folds']}-fold "
+                      f"cross-validation, {format_count(held['n_labels'])} labels)"))
     return {"board": html_table(board), "interval": interval, "facts": facts,
             "bias": None if bias_table is None else html_table(bias_table)}
 

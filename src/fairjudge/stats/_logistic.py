@@ -305,15 +305,17 @@ def logistic_regression(X, y, *, l2: float = 0.0, weights=None, fit_intercept: b
     if fit_intercept and y_mean in (0.0, 1.0):
         raise FairjudgeInputError(f"`y` is {int(y_mean)} for every observation, so the unpenalised "
                                   "intercept would be infinite; fit needs both outcomes")
-    if np.all(penalty[int(fit_intercept):] == 0):
-        if np.linalg.matrix_rank(Z[used]) < Z.shape[1]:
-            raise FairjudgeInputError("columns of `X` (with the intercept, if fitted) are linearly "
-                                      "dependent, so the coefficients are not identified; drop a "
-                                      "column "
-                                      "or use l2 > 0")
-        direction = _separating_direction(Z[used], y[used])
+    free = penalty == 0  # unpenalised columns: no prior keeps their estimates finite
+    if free[int(fit_intercept):].any():
+        Z_free = Z[used][:, free]
+        if np.linalg.matrix_rank(Z_free) < Z_free.shape[1]:
+            raise FairjudgeInputError("unpenalised columns of `X` (with the intercept, if "
+                                      "fitted) are linearly dependent, so the coefficients are "
+                                      "not identified; drop a column or use l2 > 0")
+        direction = _separating_direction(Z_free, y[used])
         if direction is not None:
-            involved = [name for name, v in zip(all_names, direction) if abs(v) > 1e-9]
+            free_names = [name for name, f in zip(all_names, free) if f]
+            involved = [name for name, v in zip(free_names, direction) if abs(v) > 1e-9]
             raise FairjudgeInputError("the data are separable (a combination of "
                                       f"{', '.join(involved)} predicts y perfectly), so the "
                                       "maximum-"
@@ -364,7 +366,7 @@ def cross_validated_predictions(X, y, *, l2: float = 1.0, n_folds: int = 5, rng=
         ``fit_intercept`` is False).
     y : array_like, shape (n,)
         Responses in [0, 1].
-    l2 : float
+    l2 : float or array_like of shape (p,)
         Ridge penalty on the standardised coefficients.
     n_folds : int
         Number of folds, between 2 and n.
