@@ -46,6 +46,10 @@ def _is_alpacaeval(path: str) -> bool:
 @click.option("--paper-stage-one", is_flag=True,
               help="Two-stage, with query effects from every model's preferences, each "
                    "model's own included (the paper's Stage I), instead of cross-fitting.")
+@click.option("--gold", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Human preferences for a random subset of the same records, in SOURCE's "
+                   "format: adds the humans' win rate by prediction-powered inference "
+                   "(PPI++), valid whatever the judge's bias.")
 @click.option("--level", type=float, default=0.95, show_default=True,
               help="Level of every interval.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
@@ -54,7 +58,7 @@ def _is_alpacaeval(path: str) -> bool:
               help="Write the win-rate decomposition as an HTML report.")
 @json_option
 def winrate(source, baseline, items, control, no_standardize, estimator, paper_stage_one,
-            level, out, html_path, as_json):
+            gold, level, out, html_path, as_json):
     """Raw and controlled win rates of every model in SOURCE against --baseline.
 
     SOURCE is an AlpacaEval annotation file (JSON list with instruction, output_1,
@@ -69,8 +73,10 @@ def winrate(source, baseline, items, control, no_standardize, estimator, paper_s
     from fairjudge.data import load_items, load_verdicts, write_table
     from fairjudge.winrate import load_alpacaeval, preferences_from_verdicts, win_rates
 
-    check_outputs({"--out": out}, {"SOURCE": source, "--items": items})
-    check_outputs({"--html": html_path}, {"SOURCE": source, "--items": items}, tables=False)
+    check_outputs({"--out": out}, {"SOURCE": source, "--items": items, "--gold": gold})
+    check_outputs({"--html": html_path}, {"SOURCE": source, "--items": items, "--gold": gold},
+                  tables=False)
+    item_table = load_items(items) if items else None
     if _is_alpacaeval(source):
         if control != "length":
             raise click.BadParameter("AlpacaEval files carry one control: length",
@@ -89,12 +95,23 @@ def winrate(source, baseline, items, control, no_standardize, estimator, paper_s
     else:
         if baseline is None:
             raise click.UsageError("a verdict table needs --baseline (the reference model)")
-        item_table = load_items(items) if items else None
         preferences = preferences_from_verdicts(load_verdicts(source), baseline=baseline,
                                                 items=item_table, control=control)
+    human = None
+    if gold:
+        if _is_alpacaeval(source) != _is_alpacaeval(gold):
+            raise click.BadParameter("the human labels must be in SOURCE's format (both "
+                                     "AlpacaEval files or both verdict tables)",
+                                     param_hint="--gold")
+        if _is_alpacaeval(gold):
+            human = load_alpacaeval(gold)
+            human = human[human["baseline"] == baseline]
+        else:
+            human = preferences_from_verdicts(load_verdicts(gold), baseline=baseline,
+                                              items=item_table, control=control)
     result = win_rates(preferences, level=level, standardize=not no_standardize,
                        cross_fit=not paper_stage_one,
-                       estimator="two-stage" if paper_stage_one else estimator)
+                       estimator="two-stage" if paper_stage_one else estimator, gold=human)
     if out:
         write_table(result.table.reset_index(), out)
     if html_path:
@@ -124,6 +141,21 @@ def winrate(source, baseline, items, control, no_standardize, estimator, paper_s
     for model, note in result.table["note"].items():
         if note:
             click.echo(f"{model}: {note}")
+    if result.ppi is not None:
+        click.echo(f"the humans' win rate (percent, {pct}% intervals): prediction-powered "
+                   "(judge + human labels), the labels alone, the judge alone (valid for "
+                   "the judge's own rate only)")
+        click.echo(f"{'model':<28}{'labels':>7}  {'PPI':<22}{'humans alone':<22}"
+                   f"{'judge alone':<22}lambda")
+        for model, row in result.ppi.iterrows():
+            cells = ["n/a" if row[c] != row[c] else
+                     f"{row[c]:.1f} [{row[c + '_low']:.1f}, {row[c + '_high']:.1f}]"
+                     for c in ("ppi", "human", "judge")]
+            power = "" if row["lambda"] != row["lambda"] else f"{row['lambda']:.2f}"
+            click.echo(f"{str(model)[:27]:<28}{int(row['n_labelled']):>7}  {cells[0]:<22}"
+                       f"{cells[1]:<22}{cells[2]:<22}{power}")
+            if row["note"]:
+                click.echo(f"{model}: {row['note']}")
     for note in result.notes:
         click.echo(f"note: {note}")
     if not result.query_effects and len(result.estimates) == 1:

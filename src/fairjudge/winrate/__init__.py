@@ -7,7 +7,9 @@ papers' two stages (:func:`fit_query_effects`, then :func:`fit_unit`).
 :func:`load_alpacaeval` reads AlpacaEval annotation files as they are;
 :func:`preferences_from_verdicts` makes the same preference table from a fairjudge verdict
 table; :func:`win_rates` fits the model and returns each model's raw win rate, controlled
-win rate, the points the factor adds and their share, with intervals. The model, its
+win rate, the points the factor adds and their share, with intervals; with human labels
+on a subset of the records, :func:`ppi_win_rates` gives the humans' win rate by
+prediction-powered inference. The model, its
 assumptions and the choices the papers leave open are documented in
 :mod:`fairjudge.winrate._glm`.
 """
@@ -20,6 +22,7 @@ from fairjudge.winrate._glm import (
     fit_unit,
 )
 from fairjudge.winrate._marginal import MarginalFit, fit_marginal
+from fairjudge.winrate._ppi import ppi_win_rates
 from fairjudge.winrate._winrate import (
     PREFERENCE_COLUMNS,
     WinRates,
@@ -39,6 +42,7 @@ __all__ = [
     "fit_query_effects",
     "fit_unit",
     "load_alpacaeval",
+    "ppi_win_rates",
     "preferences_from_verdicts",
     "win_rates",
 ]

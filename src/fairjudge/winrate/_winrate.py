@@ -212,6 +212,10 @@ class WinRates:
         that did not converge).
     estimator : str
         The fit used: ``"marginal"``, ``"two-stage"``, or ``"no query effects"``.
+    ppi : pandas.DataFrame or None
+        With human labels (``gold``): per model the humans' win rate by prediction-powered
+        inference, the humans alone and the judge alone
+        (:func:`~fairjudge.winrate.ppi_win_rates`).
     """
 
     table: pd.DataFrame
@@ -220,6 +224,7 @@ class WinRates:
     query_effects: bool
     notes: tuple = ()
     estimator: str = "no query effects"
+    ppi: pd.DataFrame | None = None
 
     def to_dict(self) -> dict:
         """model -> {win_rate, controlled_win_rate, bias, bias_share (each an Estimate as a
@@ -231,12 +236,28 @@ class WinRates:
                           "theta": float(row["theta"]), "phi": float(row["phi"]),
                           "psi": float(row["psi"]), "note": row["note"],
                           "estimator": self.estimator}
+            if self.ppi is not None and model in self.ppi.index:
+                out[model].update(_ppi_fields(self.ppi.loc[model]))
         return out
+
+
+def _ppi_fields(row: pd.Series) -> dict:
+    """The ``--json`` fields of one model's prediction-powered figures (percent)."""
+    def finite(value):
+        return None if value != value else float(value)
+
+    out = {f"{name}_win_rate": {"estimate": finite(row[column]),
+                                "ci_low": finite(row[f"{column}_low"]),
+                                "ci_high": finite(row[f"{column}_high"])}
+           for name, column in (("ppi", "ppi"), ("human_only", "human"),
+                                ("judge_only", "judge"))}
+    return out | {"ppi_lambda": finite(row["lambda"]), "n_labelled": int(row["n_labelled"]),
+                  "ppi_note": row["note"]}
 
 
 def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bool = True,
               query_prior_precision: float = 0.1, cross_fit: bool = True,
-              estimator: str = "auto") -> WinRates:
+              estimator: str = "auto", gold: pd.DataFrame | None = None) -> WinRates:
     """Raw and controlled win rates of every model against the baseline.
 
     An optional ``trials`` column counts the binary verdicts averaged into each preference
@@ -271,6 +292,9 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
         the two-stage fit is used and ``notes`` says so.
     query_prior_precision : float
         Prior precision of the Stage I query effects (two-stage).
+    gold : pandas.DataFrame, optional
+        Human preferences in the same format for a random subset of the same records:
+        adds ``ppi``, the humans' win rate by prediction-powered inference.
     cross_fit : bool
         Estimate each model's query effects from the other models' preferences only
         (default). The paper's Stage I uses every unit, the model's own preferences
@@ -422,11 +446,16 @@ def win_rates(preferences: pd.DataFrame, *, level: float = 0.95, standardize: bo
     table = pd.DataFrame.from_dict(rows, orient="index")[order]
     table.index.name = "model"
     table = table.sort_values("controlled_win_rate", ascending=False, na_position="last")
+    ppi = None
+    if gold is not None:
+        from fairjudge.winrate._ppi import ppi_win_rates
+
+        ppi = ppi_win_rates(preferences, gold, level=level).reindex(table.index)
     return WinRates(table, {m: estimates[m] for m in table.index},
                     preferences.attrs.get("control", "the factor"), gamma is not None,
                     tuple(dict.fromkeys(notes)),
                     "no query effects" if gamma is None else
-                    "marginal" if None in with_stage_one.values() else "two-stage")
+                    "marginal" if None in with_stage_one.values() else "two-stage", ppi)
 
 
 def _marginal_fits(y, unit_codes, query_codes, t, n_units: int, n_queries: int, trials):
