@@ -471,13 +471,27 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         boot = bootstrap_scores(comparisons, refit, n_boot=bootstrap, rng=generator)
         diagnostics["bootstrap"] = {"rounds": int(bootstrap),
                                     "not_converged": boot.not_converged}
+    return ranking_from_fit(fit, k=k, level=level, n_samples=n_samples, rng=generator,
+                            diagnostics=diagnostics, membership=membership, bias_fit=bias_fit,
+                            bootstrap=boot)
+
+
+def ranking_from_fit(fit: BTFit, *, k: int | None, level: float, n_samples: int, rng,
+                     diagnostics: dict, membership=None, bias_fit: BTFit | None = None,
+                     bootstrap=None) -> Ranking:
+    """A :class:`Ranking` of a fit: membership (drawn here unless given), the leaderboard
+    table and the bias table (of ``bias_fit``, default ``fit``)."""
+    ids = pd.Index(fit.item_ids, name="id")
+    if membership is None:
+        membership = (fit.topk_membership(k, n_samples=n_samples, rng=rng) if k is not None
+                      else np.full(len(ids), np.nan))
     board = leaderboard(fit, membership, k, level=level, n_samples=n_samples,
-                        bootstrap=boot, rng=generator)
+                        bootstrap=bootstrap, rng=rng)
     return Ranking(
         topk=[] if k is None else [ids[i] for i in fit.topk(k)],
         scores=pd.Series(fit.scores, index=ids, name="score"),
         membership=pd.Series(membership, index=ids, name="membership"),
-        bias=bias_frame(bias_fit, level),
+        bias=bias_frame(bias_fit or fit, level),
         fit=fit,
         k=None if k is None else int(k),
         level=level,

@@ -22,6 +22,7 @@ COMMANDS = {
     "quantify": ("fairjudge._cli.quantify", "quantify"),
     "consensus": ("fairjudge._cli.consensus", "consensus"),
     "rank": ("fairjudge._cli.rank", "rank"),
+    "leaderboard": ("fairjudge._cli.leaderboard", "leaderboard"),
     "report": ("fairjudge._cli.report", "report"),
     "winrate": ("fairjudge._cli.winrate", "winrate"),
     "select": ("fairjudge._cli.select", "select"),
