@@ -172,7 +172,8 @@ class LiveLeaderboard:
                        "first_shown_win_rate": float(weight[score == 1.0].sum()
                                                      / weight.sum()),
                        "components": len(comparison_components(comparisons)),
-                       "covariates": list(self._names or []), "covariates_named": self._covariates_named,
+                       "covariates": list(self._names or []),
+                       "covariates_named": self._covariates_named,
                        "converged": fit.converged, "n_iter": fit.n_iter,
                        "notes": list(fit.notes), "live": True}
         return ranking_from_fit(fit, k=self.k, level=self.level, n_samples=self.n_samples,
