@@ -7,7 +7,8 @@ from scipy.special import expit
 
 from fairjudge._util._warnings import FairjudgeInputError
 
-SCORED_RULES = ("topk", "global", "entropy", "topk-no-variance", "topk-no-informativeness")
+SCORED_RULES = ("topk", "global", "entropy", "topk-no-variance", "topk-no-informativeness",
+                "lucb", "lookahead")
 UNSCORED_RULES = ("random", "round-robin")
 RULES = SCORED_RULES + UNSCORED_RULES
 
@@ -17,6 +18,10 @@ RULE_DESCRIPTIONS = {
     "entropy": "H(p_i) + H(p_j)  [boundary relevance only]",
     "topk-no-variance": "p(1-p) * (H(p_i) + H(p_j))  [Fig. 5 ablation]",
     "topk-no-informativeness": "Var(theta_i - theta_j) * (H(p_i) + H(p_j))  [Fig. 5 ablation]",
+    "lucb": "UCB_j - LCB_i for i in the current top-k, j outside  [LUCB, Kalyanakrishnan "
+            "et al. 2012]",
+    "lookahead": "expected drop in H(p_i) + H(p_j) after one comparison  [one-step "
+                 "look-ahead on the Laplace posterior]",
     "random": "uniformly random unqueried pair",
     "round-robin": "pairs in round-robin tournament order (every item equally often)",
 }
@@ -43,7 +48,14 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
         - ``"global"``: without the boundary factor (D-optimal / global uncertainty);
         - ``"entropy"``: the boundary factor alone;
         - ``"topk-no-variance"`` and ``"topk-no-informativeness"``: Eq. (3) without the
-          variance or the ``p(1-p)`` factor (the single-factor ablations of Fig. 5).
+          variance or the ``p(1-p)`` factor (the single-factor ablations of Fig. 5);
+        - ``"lucb"``: LUCB's pair for top-k identification [Kalyanakrishnan et al., ICML
+          2012]: the overlap ``UCB_j - LCB_i`` of a current top-k member ``i`` and an
+          outsider ``j`` (bounds: score -/+ one centred standard deviation); its maximum
+          is the weakest member against the strongest challenger;
+        - ``"lookahead"``: the expected reduction of the pair's membership entropy after
+          one comparison, by a one-step look-ahead on the Laplace posterior
+          (:func:`_lookahead_scores`).
     scores : ndarray, shape (N,)
         Posterior mode of quality.
     covariance : ndarray, shape (N, N)
@@ -60,6 +72,10 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
         raise FairjudgeInputError(f"`rule` must be one of {', '.join(SCORED_RULES)}; got {rule!r}")
     scores = np.asarray(scores, dtype=float)
     n = scores.shape[0]
+    if rule == "lucb":
+        return _lucb_scores(scores, covariance, membership)
+    if rule == "lookahead":
+        return _lookahead_scores(scores, covariance, membership)
     out = np.ones((n, n))
     if rule in ("topk", "global", "topk-no-variance"):
         p = expit(scores[:, None] - scores[None, :])
@@ -70,6 +86,84 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
     if rule != "global":
         h = binary_entropy(membership)
         out *= h[:, None] + h[None, :]
+    np.fill_diagonal(out, -np.inf)
+    return out
+
+
+def _centred_sd(covariance: np.ndarray) -> np.ndarray:
+    """Standard deviation of each score measured from the mean score, shape (N,)."""
+    c = np.asarray(covariance, dtype=float)
+    return np.sqrt(np.clip(np.diag(c) - 2.0 * c.mean(axis=1) + c.mean(), 1e-12, None))
+
+
+def _lucb_scores(scores, covariance, membership) -> np.ndarray:
+    """LUCB overlap for every (member, outsider) pair; other pairs rank below all of them.
+
+    The current top-k is the k items of highest membership (k = round(sum(membership))).
+    """
+    n = scores.shape[0]
+    k = int(round(float(np.sum(membership))))
+    top = np.zeros(n, dtype=bool)
+    top[np.argsort(-np.asarray(membership, float), kind="stable")[:k]] = True
+    sd = _centred_sd(covariance)
+    lower, upper = scores - sd, scores + sd
+    overlap = upper[None, :] - lower[:, None]          # row: member i, column: outsider j
+    cross = top[:, None] & ~top[None, :]
+    out = np.where(cross, overlap, -np.inf)
+    out = np.maximum(out, out.T)
+    # Pairs on one side of the boundary still get a finite, lower score: a batch or an
+    # exhausted cross set falls back to the closest same-side pairs.
+    same = ~(cross | cross.T)
+    floor = np.nanmin(np.where(cross | cross.T, out, np.inf)) if (cross | cross.T).any() \
+        else 0.0
+    gap = -np.abs(scores[:, None] - scores[None, :])
+    out = np.where(same, floor - 1.0 + gap / (1.0 + np.abs(gap).max()), out)
+    np.fill_diagonal(out, -np.inf)
+    return out
+
+
+def _lookahead_scores(scores, covariance, membership) -> np.ndarray:
+    """Expected reduction of ``H(p_i) + H(p_j)`` from comparing ``i`` and ``j``, shape
+    (N, N).
+
+    Membership is approximated per item by ``Phi((theta_i - c) / s_i)``, with ``c`` midway
+    between the k-th and (k+1)-th scores and ``s_i`` the centred standard deviation. A
+    comparison with outcome y ~ Bernoulli(p_ij), p_ij = sigmoid(theta_i - theta_j),
+    updates the Gaussian posterior as one Newton step of the Laplace approximation does:
+    with u = e_i - e_j, w = p_ij (1 - p_ij) and v = Var(theta_i - theta_j),
+    theta <- theta + Sigma u (y - p_ij) / (1 + w v) and
+    Sigma <- Sigma - w Sigma u u' Sigma / (1 + w v). The score is the entropy of the two
+    items' memberships now minus its expectation over y; the other items' memberships,
+    which the comparison moves only through their correlation with i and j, are left out.
+    """
+    from scipy.special import ndtr
+
+    scores = np.asarray(scores, dtype=float)
+    cov = np.asarray(covariance, dtype=float)
+    n = scores.shape[0]
+    k = int(round(float(np.sum(membership))))
+    ordered = np.sort(scores)[::-1]
+    boundary = 0.5 * (ordered[k - 1] + ordered[min(k, n - 1)])
+    sd = _centred_sd(cov)
+    d = np.diag(cov)
+    v = np.maximum(d[:, None] + d[None, :] - 2.0 * cov, 1e-12)
+    p = expit(scores[:, None] - scores[None, :])
+    w = p * (1.0 - p)
+    shrink = 1.0 + w * v
+    # Sigma u for the pair (i, j), at i and at j.
+    at_i = d[:, None] - cov
+    at_j = cov - d[None, :]
+    now = binary_entropy(ndtr((scores - boundary) / sd))
+    expected = np.zeros((n, n))
+    for y, prob in ((1.0, p), (0.0, 1.0 - p)):
+        step = (y - p) / shrink
+        for mean_shift, var_drop, item_scores, item_sd in (
+                (at_i * step, w * at_i ** 2 / shrink, scores[:, None], sd[:, None]),
+                (at_j * step, w * at_j ** 2 / shrink, scores[None, :], sd[None, :])):
+            new_sd = np.sqrt(np.maximum(item_sd ** 2 - var_drop, 1e-12))
+            expected += prob * binary_entropy(ndtr((item_scores + mean_shift - boundary)
+                                                   / new_sd))
+    out = now[:, None] + now[None, :] - expected
     np.fill_diagonal(out, -np.inf)
     return out
 
