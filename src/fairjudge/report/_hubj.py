@@ -204,6 +204,25 @@ def winrate_html(result, *, baseline: str, title: str = "fairjudge win rates",
                            "no query effects": ""}.get(result.estimator, ""),
                         "prose"),
                 Section("Raw and controlled", "figure", figure_data_uri(fig))]
+    if result.ppi is not None:
+        ppi = result.ppi
+
+        def cell(row, column):
+            return "n/a" if row[column] != row[column] else (
+                f"{row[column]:.1f} [{row[column + '_low']:.1f}, {row[column + '_high']:.1f}]")
+
+        table = pd.DataFrame({
+            "human labels": ppi["n_labelled"].astype(int),
+            "prediction-powered [95%]": [cell(r, "ppi") for _, r in ppi.iterrows()],
+            "labels alone": [cell(r, "human") for _, r in ppi.iterrows()],
+            "judge alone": [cell(r, "judge") for _, r in ppi.iterrows()],
+            "lambda": [("" if v != v else f"{v:.2f}") for v in ppi["lambda"]]},
+            index=ppi.index)
+        sections.append(Section(
+            "The humans' win rate", "table", html_table(table),
+            "Percent. Prediction-powered inference (PPI++): the judge's preferences on every "
+            "record, corrected by the human labels on a random subset; valid whatever the "
+            "judge's bias. The judge alone estimates the judge's own rate, not the humans'."))
     notes = list(result.notes)
     if not result.query_effects:
         notes.append("no query effects: fewer than two models share queries")
