@@ -19,7 +19,7 @@ from fairjudge._util._warnings import (
     WeakIdentificationWarning,
 )
 from fairjudge.active._loop import ActiveResult, MatrixOracle, run_active_topk
-from fairjudge.data._encode import encode_verdicts
+from fairjudge.data._encode import Comparisons, encode_verdicts
 from fairjudge.data._io import _as_frame, load_items, load_verdicts
 from fairjudge.data._schema import (
     VERDICT_COVARIATE_SUFFIXES,
@@ -28,8 +28,8 @@ from fairjudge.data._schema import (
     verdict_covariate_columns,
 )
 from fairjudge.data._simulator import SimulatedJudge, verdicts_to_matrix
-from fairjudge.models._anchored import anchored_agreement, anchored_bt
-from fairjudge.models._assumption import check_independence_assumption
+from fairjudge.models._anchored import HUMANS, anchored_agreement, anchored_bt
+from fairjudge.models._assumption import WIDE_HALF_WIDTH, check_independence_assumption
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
 from fairjudge.models._gate import trusted_anchor_gate
@@ -242,14 +242,15 @@ def _pool_or_warn(verdicts: pd.DataFrame, pool: bool) -> pd.DataFrame:
 
 
 def _check_assumption(comparisons, x, names, fit, diagnostics, *, prior_precision,
-                      position) -> None:
+                      bias_prior_precision, position) -> None:
     """Without human labels: whether the correction of item covariates rests on the
     assumption that quality is uncorrelated with them; a warning when the data say so."""
     from fairjudge.models._bt import standardise_covariates
 
     x_std = standardise_covariates(x, names, comparisons.n_items)[0]
     uncorrected = fit_model("bias-aware", comparisons.without_covariates(), None,
-                            prior_precision=prior_precision, position=position,
+                            prior_precision=prior_precision,
+                            bias_prior_precision=bias_prior_precision, position=position,
                             check_graph=False)
     check = check_independence_assumption(comparisons, x_std, names, uncorrected, fit)
     diagnostics["assumption"] = check.as_dict()
@@ -271,49 +272,89 @@ def _anchored_fit(comparisons, anchors, x, names, model, fit, diagnostics, *,
                   prior_precision, bias_prior_precision, position, level, rng):
     """The anchored correction (judge verdicts and human labels in one fit), with the
     trusted-anchor gate kept as a check and the held-out agreement by cross-validation
-    written to ``diagnostics``. Returns (fit for the scores, fit for the bias table)."""
-    naive = fit_model("naive", comparisons, prior_precision=prior_precision, check_graph=False)
-    gate = trusted_anchor_gate(naive, fit, anchors)
+    written to ``diagnostics``; a warning when the labels leave the humans' own association
+    with a covariate loose. Returns the anchored fit."""
     anchored = anchored_bt(comparisons, anchors, x, covariate_names=names, position=position,
                            prior_precision=prior_precision,
                            bias_prior_precision=bias_prior_precision, check_graph=False)
-    diagnostics["gate"] = {"enabled": gate.enabled, "n_anchors": gate.n_anchors,
-                           "naive_agreement": gate.naive_agreement,
-                           "bias_aware_agreement": gate.bias_aware_agreement,
-                           "model_used": anchored.model, "role": "check"}
+    if (anchors.first_score != 0.5).any():
+        naive = fit_model("naive", comparisons, prior_precision=prior_precision,
+                          check_graph=False)
+        gate = trusted_anchor_gate(naive, fit, anchors)
+        diagnostics["gate"] = {"enabled": gate.enabled, "n_anchors": gate.n_anchors,
+                               "naive_agreement": gate.naive_agreement,
+                               "bias_aware_agreement": gate.bias_aware_agreement,
+                               "model_used": anchored.model, "role": "check"}
     if model == "hierarchical":
         anchored = replace(anchored, notes=anchored.notes + (
             "with human labels the anchored fit uses the fixed bias prior, not the "
             "hierarchical one",))
+    # Few labels leave the humans' own association with a covariate unknown; the
+    # correction then still leans on the prior.
+    z = float(stats.norm.ppf(0.975))
+    loose = [(b.name, z * b.std_error * scale) for b in anchored.bias if b.judge == HUMANS
+             for name, scale in zip(anchored.covariate_names, anchored.covariate_scale)
+             if b.name == name and z * b.std_error * scale > WIDE_HALF_WIDTH]
+    if loose:
+        warnings.warn(
+            f"with {len(anchors)} human label(s) the humans' association with "
+            + ", ".join(f"{name} is known only to +/- {width:.2f} logits per s.d."
+                        for name, width in loose)
+            + ": the correction still rests on the prior's assumption that quality is "
+            "uncorrelated with it; more labels (on pairs that differ in it) settle it",
+            CorrectionAssumptionWarning, stacklevel=4)
     try:
         held_out = anchored_agreement(comparisons, anchors, x, covariate_names=names,
                                       position=position, prior_precision=prior_precision,
                                       bias_prior_precision=bias_prior_precision,
                                       folds=ANCHOR_FOLDS, rng=rng)
     except FairjudgeInputError as error:
-        diagnostics["anchored"] = {"n_labels": gate.n_anchors, "cross_validation": str(error)}
+        diagnostics["anchored"] = {"n_labels": int((anchors.first_score != 0.5).sum()),
+                                   "cross_validation": str(error)}
     else:
         diagnostics["anchored"] = _held_out_summary(held_out, level)
-    return anchored, anchored
+    return anchored
+
+
+def _resample_pairs(labels: Comparisons, rng) -> Comparisons:
+    """The labels of unordered pairs drawn with replacement (a pair's labels move
+    together), for a bootstrap that carries the labels' own sampling variance."""
+    key = (np.minimum(labels.first, labels.second) * labels.n_items
+           + np.maximum(labels.first, labels.second))
+    keys, inverse = np.unique(key, return_inverse=True)
+    members = [np.flatnonzero(inverse == g) for g in range(keys.size)]
+    drawn = rng.integers(0, keys.size, keys.size)
+    return labels.subset(np.concatenate([members[g] for g in drawn]))
 
 
 def _held_out_summary(held_out, level: float) -> dict:
-    """Held-out agreement of each fit with a Wilson interval, and the anchored fit's paired
-    difference from the naive one with a normal interval over labels."""
-    from fairjudge.stats import normal_interval, wilson_interval
-
-    out = {"n_labels": held_out.n_labels, "folds": held_out.folds}
-    for name in ("naive", "bias_aware", "anchored"):
-        credit = held_out.per_label[name]
-        interval = wilson_interval(float(credit.sum()), credit.size, level=level)
-        out[name] = {"estimate": float(credit.mean()), "ci_low": interval.low,
-                     "ci_high": interval.high}
-    gain = held_out.per_label["anchored"] - held_out.per_label["naive"]
-    se = float(gain.std(ddof=1) / np.sqrt(gain.size)) if gain.size > 1 else float("nan")
-    interval = normal_interval(float(gain.mean()), se, level)
-    out["anchored_minus_naive"] = {"estimate": float(gain.mean()), "ci_low": interval.low,
-                                   "ci_high": interval.high}
+    """Held-out agreement of each fit and the anchored fit's paired difference from the
+    naive one, each an :class:`~fairjudge.stats.Estimate` dict whose normal interval
+    treats an unordered pair as the unit (both orders of a pair are not two samples)."""
+    out = {"n_labels": held_out.n_labels, "n_pairs": int(np.unique(held_out.pair).size),
+           "folds": held_out.folds}
+    series = {name: held_out.per_label[name] for name in ("naive", "bias_aware", "anchored")}
+    series["anchored_minus_naive"] = series["anchored"] - series["naive"]
+    for name, values in series.items():
+        out[name] = _pair_clustered_mean(values, held_out.pair, level).as_dict()
     return out
+
+
+def _pair_clustered_mean(values: np.ndarray, pair: np.ndarray, level: float) -> Estimate:
+    """The mean of ``values`` with a cluster-robust normal interval, clusters the pairs:
+    var = sum_g (S_g - mean n_g)^2 / n^2 (S_g, n_g: a pair's sum and count)."""
+    from fairjudge.stats import normal_interval
+
+    keys, inverse = np.unique(pair, return_inverse=True)
+    mean = float(values.mean())
+    sums = np.bincount(inverse, values, keys.size)
+    counts = np.bincount(inverse, minlength=keys.size)
+    se = float(np.sqrt(np.sum((sums - mean * counts) ** 2)) / values.size)
+    if keys.size > 1:
+        se *= np.sqrt(keys.size / (keys.size - 1))  # the small-sample factor of CR1
+    interval = normal_interval(mean, se, level)
+    return Estimate(mean, interval.low, interval.high, int(keys.size), level,
+                    "normal, clustered by pair")
 
 
 def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware",
@@ -352,7 +393,9 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         of the same items. With a bias-aware ``model`` they are fitted jointly with the
         verdicts (:func:`fairjudge.models.anchored_bt`): they share quality but carry no
         bias terms, so each judge's covariate terms are its excess over the humans' own
-        association, without assuming quality uncorrelated with the covariates.
+        association, without assuming quality uncorrelated with the covariates. Every
+        label counts as one human's (a ``judge`` column naming several annotators is
+        pooled); item covariates only (per-verdict ones are refused).
         ``diagnostics["anchored"]`` holds the held-out agreement with the labels of the
         naive, bias-aware and anchored fits by 5-fold cross-validation over labelled
         pairs; ``diagnostics["gate"]`` the trusted-anchor gate's check
@@ -430,18 +473,26 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         if model not in ("bias-aware", "hierarchical"):
             raise FairjudgeInputError(f"anchors anchor a bias-aware model's correction; got "
                                       f"model {model!r}")
+        if verdict_names:
+            raise FairjudgeInputError(
+                f"human labels anchor item covariates only; per-verdict covariates "
+                f"({', '.join(verdict_names)}) vary within an item, so a human's preference "
+                "for them is no part of an item's quality, and the likelihood identifies "
+                "them without labels: give the covariate per item, or rank without "
+                "--anchors")
         anchor_table = load_verdicts(anchors, columns=[
             f"{name}{suffix}" for name in verdict_names
             for suffix in VERDICT_COVARIATE_SUFFIXES])
         anchor_comparisons = encode_verdicts(anchor_table, _items_for(comparisons),
                                              verdict_covariates=verdict_names)
-        fit, bias_fit = _anchored_fit(comparisons, anchor_comparisons, x, names, model,
-                                      fit, diagnostics, prior_precision=prior_precision,
-                                      bias_prior_precision=bias_prior_precision,
-                                      position=position, level=level, rng=rng)
+        fit = bias_fit = _anchored_fit(comparisons, anchor_comparisons, x, names, model,
+                                       fit, diagnostics, prior_precision=prior_precision,
+                                       bias_prior_precision=bias_prior_precision,
+                                       position=position, level=level, rng=rng)
     if anchors is None and names and model in ("bias-aware", "hierarchical"):
         _check_assumption(comparisons, x, names, fit, diagnostics,
-                          prior_precision=prior_precision, position=position)
+                          prior_precision=prior_precision,
+                          bias_prior_precision=bias_prior_precision, position=position)
     diagnostics.update({"converged": fit.converged, "n_iter": fit.n_iter,
                         "notes": list(fit.notes)})
     inflation = float(np.median(bias_fit.variance_inflation()))
@@ -458,10 +509,14 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
     if bootstrap:
         chosen = fit.model
 
+        labels = None if anchor_comparisons is None else np.random.default_rng(
+            generator.integers(2**62))
+
         def refit(resampled):
-            if anchor_comparisons is not None:  # the human labels are kept, not resampled
-                return anchored_bt(resampled, anchor_comparisons, x, covariate_names=names,
-                                   position=position, prior_precision=prior_precision,
+            if anchor_comparisons is not None:  # the labels are resampled too, by pair
+                return anchored_bt(resampled, _resample_pairs(anchor_comparisons, labels),
+                                   x, covariate_names=names, position=position,
+                                   prior_precision=prior_precision,
                                    bias_prior_precision=bias_prior_precision,
                                    check_graph=False)
             return fit_model(chosen, resampled, x, covariate_names=names,

@@ -166,3 +166,67 @@ def test_a_correction_that_rests_on_the_assumption_is_flagged():
     check = clean.diagnostics["assumption"]
     assert check["explained_share"] < 0.3
     assert not check["reasons"]
+
+
+def labelled_world(seed, n_labels):
+    judge, humans, x, _ = world(seed, n_labels=n_labels)
+    ids = [f"i{i}" for i in range(judge.n_items)]
+
+    def table(c, name):
+        return pd.DataFrame({"item_a": [ids[i] for i in c.first],
+                             "item_b": [ids[i] for i in c.second],
+                             "winner": np.where(c.first_score == 1, "a",
+                                                np.where(c.first_score == 0, "b", "tie")),
+                             "judge": name})
+
+    return table(judge, "j"), table(humans, "h"), pd.DataFrame({"id": ids, "len": x})
+
+
+def test_anchor_edge_cases_are_handled_and_said():
+    from fairjudge import CorrectionAssumptionWarning
+
+    verdicts, labels, items = labelled_world(6, 150)
+    # Per-verdict covariates are refused with anchors.
+    with_battle = verdicts.assign(vlen_a=1.0 + np.arange(len(verdicts)) % 3, vlen_b=2.0)
+    with pytest.raises(FairjudgeInputError, match="human labels anchor item covariates only"):
+        rank(with_battle, items, covariates=["vlen"], anchors=labels)
+    # Labels that are all ties: no gate, no cross-validation, said.
+    ties = rank(verdicts, items, covariates=["len"], anchors=labels.assign(winner="tie"))
+    assert "gate" not in ties.diagnostics
+    assert "cross_validation" in ties.diagnostics["anchored"]
+    # Four labels leave the humans' length association loose: a warning.
+    with pytest.warns(CorrectionAssumptionWarning, match="4 human label"):
+        rank(verdicts, items, covariates=["len"], anchors=labels.head(4))
+    # The bootstrap resamples the labels by pair as well, and runs.
+    boot = rank(verdicts, items, covariates=["len"], anchors=labels, bootstrap=5)
+    assert boot.diagnostics["bootstrap"]["rounds"] == 5
+    judge, humans, x, _ = world(6)
+    with pytest.raises(FairjudgeInputError, match="`folds` must be an integer >= 2"):
+        anchored_agreement(judge, humans, x[:, None], folds=1)
+
+
+def test_no_held_out_pair_was_fitted_in_its_fold(monkeypatch):
+    """Labels in both orders: every pair is held out of exactly one fold's fit, so neither
+    of its orders was fitted when it was scored (a pair split across folds would be in
+    every fit)."""
+    import fairjudge.models._anchored as module
+
+    judge, humans, x, _ = world(7, n_labels=60)
+    both = Comparisons.from_outcomes(np.r_[humans.first, humans.second],
+                                     np.r_[humans.second, humans.first],
+                                     np.r_[np.where(humans.first_score == 1, "a", "b"),
+                                           np.where(humans.first_score == 1, "b", "a")],
+                                     n_items=judge.n_items)
+    fitted = []
+    original = module.anchored_bt
+
+    def spy(comparisons, anchors, *args, **kwargs):
+        fitted.append({tuple(sorted(p)) for p in zip(anchors.first, anchors.second)})
+        return original(comparisons, anchors, *args, **kwargs)
+
+    monkeypatch.setattr(module, "anchored_bt", spy)
+    result = anchored_agreement(judge, both, x[:, None], covariate_names=["len"], folds=5)
+    assert len(fitted) == 5 and result.n_labels == len(both)
+    pairs = {tuple(sorted(p)) for p in zip(both.first, both.second)}
+    for pair in pairs:
+        assert sum(pair in train for train in fitted) == 4, pair

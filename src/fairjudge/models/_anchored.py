@@ -82,11 +82,13 @@ def anchored_bt(comparisons: Comparisons, anchors: Comparisons, covariates=None,
     if anchors.item_ids != comparisons.item_ids:
         raise FairjudgeInputError("the human labels must be encoded against the verdicts' "
                                   "items")
-    if anchors.covariate_names != comparisons.covariate_names:
+    if comparisons.covariate_names or anchors.covariate_names:
         raise FairjudgeInputError(
-            "the human labels need the same per-verdict covariates as the verdicts ("
-            f"{', '.join(comparisons.covariate_names) or 'none'}); got "
-            f"{', '.join(anchors.covariate_names) or 'none'}")
+            "human labels anchor item covariates only; per-verdict covariates ("
+            f"{', '.join(comparisons.covariate_names or anchors.covariate_names)}) vary "
+            "within an item, so a human's preference for them is no part of an item's "
+            "quality and the likelihood identifies them without labels: give the "
+            "covariate per item, or rank without --anchors")
     if len(anchors) == 0:
         raise FairjudgeInputError("no human label names a winner or a tie")
     humans = HUMANS if HUMANS not in comparisons.judges else f"{HUMANS} (labels)"
@@ -155,6 +157,9 @@ class AnchoredAgreement:
     n_labels, folds : int
     per_label : dict of numpy.ndarray
         Fit name -> credit per held-out label (0, 0.5 or 1), for paired comparisons.
+    pair : numpy.ndarray
+        The unordered pair of each held-out label (a key), for intervals that count
+        pairs, not labels: both orders of a pair are one unit.
     """
 
     naive: float
@@ -163,6 +168,7 @@ class AnchoredAgreement:
     n_labels: int
     folds: int
     per_label: dict
+    pair: np.ndarray
 
 
 def anchored_agreement(comparisons: Comparisons, anchors: Comparisons, covariates=None, *,
@@ -177,6 +183,8 @@ def anchored_agreement(comparisons: Comparisons, anchors: Comparisons, covariate
     FairjudgeInputError
         With fewer decisive labelled pairs than folds.
     """
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise FairjudgeInputError(f"`folds` must be an integer >= 2; got {folds!r}")
     decisive = anchors.first_score != 0.5
     low = np.minimum(anchors.first, anchors.second)
     high = np.maximum(anchors.first, anchors.second)
@@ -202,5 +210,9 @@ def anchored_agreement(comparisons: Comparisons, anchors: Comparisons, covariate
         for name, model in (("naive", naive), ("bias_aware", aware), ("anchored", fit)):
             credit[name].append(anchor_credit(model, held))
     per_label = {name: np.concatenate(values) for name, values in credit.items()}
-    return AnchoredAgreement(*(float(per_label[n].mean()) for n in per_label),
-                             int(per_label["naive"].size), folds, per_label)
+    held_keys = np.concatenate([pair_key[(fold == f) & decisive] for f in range(folds)])
+    return AnchoredAgreement(naive=float(per_label["naive"].mean()),
+                             bias_aware=float(per_label["bias_aware"].mean()),
+                             anchored=float(per_label["anchored"].mean()),
+                             n_labels=int(per_label["naive"].size), folds=folds,
+                             per_label=per_label, pair=held_keys)

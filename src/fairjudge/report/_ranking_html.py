@@ -7,7 +7,7 @@ import pandas as pd
 
 from fairjudge.report._html import heat_table, html_table, render_html
 from fairjudge.report._provenance import Provenance
-from fairjudge.report._tables import elo_interval, format_count
+from fairjudge.report._tables import elo_interval, format_count, format_share
 
 #: Items shown in the win-probability matrix (the best ones).
 MATRIX_ITEMS = 20
@@ -56,10 +56,14 @@ def ranking_parts(ranking) -> dict:
     if check:
         facts.append(("correction rests on", "quality uncorrelated with "
                       f"{', '.join(check['covariates'])} (no human labels): covariates alone "
-                      f"explain {check['explained_share']:.0%} of what quality explains; "
+                      f"explain {format_share(check['explained_share'])} of what quality "
+                      "explains; "
                       f"Kendall's tau with the uncorrected ranking {check['kendall_tau']:.2f}"
                       + (f"; {'; '.join(check['reasons'])}" if check["reasons"] else "")))
     held = d.get("anchored")
+    if held and "cross_validation" in held:
+        facts.append(("held-out agreement with the human labels",
+                      f"not estimated ({held['cross_validation']})"))
     if held and "anchored" in held:
         facts.append(("held-out agreement with the human labels",
                       f"anchored {held['anchored']['estimate']:.3f}, naive "

@@ -160,3 +160,8 @@ def format_score_ablation(recall: pd.DataFrame, at_budget: int, rules) -> pd.Dat
 def format_spend(spend: pd.DataFrame) -> pd.DataFrame:
     """Mean comparisons per item by distance to the boundary, to 2 decimals (Fig. 4)."""
     return spend.round(2)
+
+
+def format_share(value) -> str:
+    """A share as a percent, or n/a when there is none (None or NaN)."""
+    return "n/a" if value is None or value != value else f"{value:.0%}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fairjudge.report._tables import elo_interval, format_count
+from fairjudge.report._tables import elo_interval, format_count, format_share
 
 
 def format_ranking(ranking, *, show: int | None = None) -> str:
@@ -78,7 +78,8 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
     if check:
         lines.append(f"correction: assumes quality is uncorrelated with "
                      f"{', '.join(check['covariates'])} (no human labels); the covariates "
-                     f"alone explain {check['explained_share']:.0%} of what quality explains "
+                     f"alone explain {format_share(check['explained_share'])} of what quality "
+                     "explains "
                      f"of the verdicts, Kendall's tau with the uncorrected ranking "
                      f"{check['kendall_tau']:.2f}, widest coefficient interval "
                      f"+/- {check['widest_interval']:.2f} logits per s.d."
@@ -92,7 +93,8 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                  for name in ("anchored", "naive", "bias_aware")]
         gain = held["anchored_minus_naive"]
         lines.append(f"held-out agreement with the human labels ({held['folds']}-fold "
-                     f"cross-validation over {format_count(held['n_labels'])} labels): "
+                     f"cross-validation over {format_count(held['n_labels'])} labels on "
+                     f"{format_count(held['n_pairs'])} pairs; intervals count pairs): "
                      + "; ".join(parts) + f"; anchored - naive {gain['estimate']:+.3f} "
                      f"[{gain['ci_low']:+.3f}, {gain['ci_high']:+.3f}]")
     elif held:
