@@ -59,8 +59,8 @@ import os
 import platform
 import sys
 import time
-import traceback
 import tracemalloc
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata

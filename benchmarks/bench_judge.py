@@ -21,15 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from fairjudge.judges import (
-    CompletionCache,
-    GenerationSettings,
-    JudgeRequest,
-    RunOptions,
-    RunReport,
-    get_backend,
-    run_requests,
-)
+from fairjudge.judges import (GenerationSettings, JudgeRequest, RunOptions, RunReport,
+                              CompletionCache, get_backend, run_requests)
 from fairjudge.judges._prompts import BUILTIN_TEMPLATES
 
 

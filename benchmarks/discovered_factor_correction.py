@@ -28,7 +28,8 @@ import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.audit import external_validity
-from fairjudge.data import llmbar_subsets, load_judgebench, load_llmbar, load_prd, shared_data_dir
+from fairjudge.data import (llmbar_subsets, load_judgebench, load_llmbar, load_prd,
+                            shared_data_dir)
 from fairjudge.discovery import discover_offline, human_agreement, load_factors
 from fairjudge.stats import bootstrap_mean
 

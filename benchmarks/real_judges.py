@@ -26,15 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairjudge.audit import audit_verdicts, external_validity, gold_choice, position_consistency
-from fairjudge.data import (
-    llmbar_subsets,
-    load_alpacaeval,
-    load_judgebench,
-    load_llmbar,
-    load_prd,
-    shared_data_dir,
-)
+from fairjudge.audit import (audit_verdicts, external_validity, gold_choice,
+                             position_consistency)
+from fairjudge.data import (llmbar_subsets, load_alpacaeval, load_judgebench, load_llmbar,
+                            load_prd, shared_data_dir)
 from fairjudge.stats import bootstrap_mean
 from fairjudge.stats._correlation import correlation
 from fairjudge.stats._mcnemar import holm_bonferroni, mcnemar

@@ -10,17 +10,10 @@ from scipy import stats
 import fairjudge
 from fairjudge._util._warnings import ComparisonGraphWarning, WeakIdentificationWarning
 from fairjudge.data import Comparisons, SimulatedJudge, matrix_to_verdicts, simulate_items
-from fairjudge.models import (
-    anchor_agreement,
-    bias_aware_bt,
-    bt_pairwise,
-    hierarchical_bias_aware_bt,
-    length_residualized_bt,
-    swap_majority_bt,
-    swap_majority_comparisons,
-    topk_membership,
-    trusted_anchor_gate,
-)
+from fairjudge.models import (anchor_agreement, bias_aware_bt, bt_pairwise,
+                              hierarchical_bias_aware_bt, length_residualized_bt,
+                              swap_majority_bt, swap_majority_comparisons, topk_membership,
+                              trusted_anchor_gate)
 
 
 @pytest.mark.slow

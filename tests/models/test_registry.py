@@ -7,20 +7,10 @@ import pytest
 
 import fairjudge
 from fairjudge.data import Comparisons, SimulatedJudge, matrix_to_verdicts, simulate_items
-from fairjudge.models import (
-    MODELS,
-    ModelSpec,
-    _registry,
-    bias_aware_bt,
-    bt_pairwise,
-    fit_model,
-    hierarchical_bias_aware_bt,
-    length_residualized_bt,
-    model_names,
-    model_spec,
-    register_model,
-    swap_majority_bt,
-)
+from fairjudge.models import (MODELS, ModelSpec, bias_aware_bt, bt_pairwise, fit_model,
+                              hierarchical_bias_aware_bt, length_residualized_bt, model_names,
+                              model_spec, register_model, swap_majority_bt)
+from fairjudge.models import _registry
 
 BUILT_IN = ("naive", "bias-aware", "hierarchical", "swap-majority", "residualized")
 
