@@ -125,27 +125,17 @@ class PublishedLeaderboard:
                                        columns=["estimate", "ci_low", "ci_high"])
         covariance = source.get("covariance")
         if covariance is not None:
-            if not isinstance(covariance, dict) or not all(
-                    isinstance(row, dict) for row in covariance.values()):
-                raise FairjudgeInputError(f"{name}: `covariance` must map each contestant to "
-                                          "its row (contestant -> number)")
-            covariance = pd.DataFrame(
-                {c: {d: _number(v, f"{name}: covariance.{c}.{d}") for d, v in row.items()}
-                 for c, row in covariance.items()}).T.reindex(index=table.index,
-                                                             columns=table.index)
+            covariance = pd.DataFrame(_table_of_numbers(
+                covariance, f"{name}: covariance", "each contestant to its row")).T.reindex(
+                    index=table.index, columns=table.index)
         level = source.get("level", 0.95)
         if not isinstance(level, (int, float)) or isinstance(level, bool):
             raise FairjudgeInputError(f"{name}: `level` must be a number between 0 and 1; "
                                       f"got {level!r}")
         per_judge = source.get("per_judge")
         if per_judge is not None:
-            if not isinstance(per_judge, dict) or not all(
-                    isinstance(column, dict) for column in per_judge.values()):
-                raise FairjudgeInputError(f"{name}: `per_judge` must map each judge to its "
-                                          "scores (contestant -> number)")
-            per_judge = pd.DataFrame(
-                {j: {c: _number(v, f"{name}: per_judge.{j}.{c}", missing=True)
-                     for c, v in column.items()} for j, column in per_judge.items()},
+            per_judge = pd.DataFrame(_table_of_numbers(
+                per_judge, f"{name}: per_judge", "each judge to its scores", missing=True),
                 dtype=float).reindex(table.index)
         spread = source.get("inter_judge_sd")
         if spread is not None:
@@ -182,6 +172,15 @@ def _check_method(method, name: str) -> None:
             f"{name}: {method!r} scores cannot be frozen: newcomers are placed on "
             "Bradley–Terry scores with intervals (the joint, pooled or majority method); "
             "Elo and UDA ratings have neither that scale nor intervals")
+
+
+def _table_of_numbers(value, field: str, what: str, *, missing: bool = False) -> dict:
+    """A JSON mapping of mappings of finite numbers (null allowed with ``missing``)."""
+    if not isinstance(value, dict) or not all(isinstance(row, dict) for row in value.values()):
+        raise FairjudgeInputError(f"{field.replace(': ', ': `', 1)}` must map {what} "
+                                  "(contestant -> number)")
+    return {outer: {inner: _number(v, f"{field}.{outer}.{inner}", missing=missing)
+                    for inner, v in row.items()} for outer, row in value.items()}
 
 
 def _number(value, field: str, *, missing: bool = False) -> float:
