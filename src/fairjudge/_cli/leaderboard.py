@@ -17,7 +17,9 @@ from fairjudge._cli._options import json_option, seed_option
 @click.option("--covariates", default=None,
               help="Comma-separated item covariates (default: the item table's default set).")
 @click.option("--model", type=click.Choice(["bias-aware", "naive"]), default="bias-aware",
-              show_default=True)
+              show_default=True,
+              help="bias-aware: per-judge position and covariate terms; naive: Bradley-Terry "
+                   "alone.")
 @click.option("--k", type=click.IntRange(min=1), default=None,
               help="Top-k membership probabilities.")
 @click.option("--follow", is_flag=True,
