@@ -15,7 +15,8 @@ paired difference from round-robin and from the paper's Eq. 3 (``topk``) with a 
 t-test p-value over the runs, and the ratio of comparisons spent on the items at true
 ranks k and k+1 to the average item (Fig. 4's boundary spend) at B = 120.
 
-Run: ``python benchmarks/topk_rules.py [--oracles 20] [--seeds 3] [--jobs 2]``
+Run: ``python benchmarks/topk_rules.py [--oracles 20] [--seeds 3] [--jobs 2]
+[--refit-every 8] [--rules topk,round-robin] [--pools simulator]``
 """
 
 from __future__ import annotations
@@ -55,17 +56,18 @@ def pool(kind: str, oracle: int):
 
 
 def runs(args) -> list[dict]:
-    kind, oracle, n_seeds = args
+    kind, oracle, n_seeds, refit_every, rules = args
     quality, verbose, matrix = pool(kind, oracle)
     order = np.argsort(-quality, kind="stable")
     boundary = order[[K - 1, K]]
     rows = []
     with single_threaded_blas():
         for seed in range(n_seeds):
-            for rule in RULES:
+            for rule in rules:
                 result = run_active_topk(MatrixOracle(matrix), N_ITEMS, k=K,
                                          budget=max(BUDGETS), covariates=verbose[:, None],
                                          covariate_names=["verbose"], rule=rule,
+                                         refit_every=refit_every,
                                          true_quality=quality, checkpoints=BUDGETS,
                                          rng=[oracle, seed, 3])
                 counts = np.bincount(result.shown[:120].ravel(), minlength=N_ITEMS)
@@ -89,24 +91,29 @@ def main() -> None:
     parser.add_argument("--oracles", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--refit-every", type=int, default=8,
+                        help="refit cadence r (paper: 8; 1 refits after every comparison)")
+    parser.add_argument("--rules", default=",".join(RULES))
+    parser.add_argument("--pools", default="simulator,normal,discrete")
     args = parser.parse_args()
+    rules = tuple(args.rules.split(","))
     warnings.simplefilter("ignore")  # t-tests of identical recall columns warn, harmlessly
-    tasks = [(kind, o, args.seeds) for kind in ("simulator", "normal", "discrete")
-             for o in range(args.oracles)]
+    tasks = [(kind, o, args.seeds, args.refit_every, rules)
+             for kind in args.pools.split(",") for o in range(args.oracles)]
     with ProcessPoolExecutor(max_workers=args.jobs) as executor:
         table = pd.DataFrame([row for rows in executor.map(runs, tasks) for row in rows])
     pd.set_option("display.width", 200)
-    print(f"N = {N_ITEMS}, k = {K}, c* = 2, kappa* = 0.5; bias-aware model; "
-          f"{args.oracles} oracles x {args.seeds} seeds per pool")
+    print(f"N = {N_ITEMS}, k = {K}, c* = 2, kappa* = 0.5; bias-aware model, refit every "
+          f"{args.refit_every}; {args.oracles} oracles x {args.seeds} seeds per pool")
     for kind, part in table.groupby("pool", sort=False):
         rows = []
-        for rule in RULES:
+        for rule in rules:
             row = {"rule": rule}
             for budget in BUDGETS:
                 at = part[part["budget"] == budget]
                 row[f"B={budget}"] = at[at["rule"] == rule]["recall"].mean()
                 for reference, label in (("round-robin", "vs RR"), ("topk", "vs Eq.3")):
-                    if rule != reference:
+                    if rule != reference and reference in rules:
                         d, p = paired(at, rule, reference)
                         row[f"{label} B={budget}"] = f"{d:+.3f} (p={p:.3f})"
             at = part[(part["budget"] == 120) & (part["rule"] == rule)]

@@ -229,3 +229,27 @@ def test_compare_refuses_a_per_call_table_with_missing_calls_and_sums_every_call
     repeats = pd.concat([s1, s1.assign(sample=1)], ignore_index=True).assign(cost=0.5)
     table = compare_verdicts({"B0": b0, "S1": load_verdicts(repeats)}, gold).table
     assert table.set_index("name").loc["S1", "cost_per_eval"] == pytest.approx(2.0)
+
+
+def test_the_minimum_detectable_gain_uses_the_observed_discordant_share():
+    """400 instances on which B0 and S1 disagree 45 times (25 for S1, 20 for B0): the
+    MDE is McNemar's at psi = 45/400, 4.7 points as the paper reports, not the 9.5 of
+    psi = 2p(1-p) at p = 0.8."""
+    from fairjudge.stats import mcnemar_mde
+
+    pairs = [(f"x{i}", f"y{i}") for i in range(400)]
+    gold = load_gold(pd.DataFrame({"item_a": [a for a, _ in pairs],
+                                   "item_b": [b for _, b in pairs], "winner": "a"}))
+    i = np.arange(400)
+    base = i < 320                                   # 80% right
+    candidate = (base & (i >= 20)) | ((i >= 320) & (i < 345))
+
+    def table(right):
+        return load_verdicts(pd.DataFrame({"item_a": [a for a, _ in pairs],
+                                           "item_b": [b for _, b in pairs],
+                                           "winner": np.where(right, "a", "b")}))
+
+    result = compare_verdicts({"B0": table(base), "S1": table(candidate)}, gold, n_boot=100)
+    mde = result.table.set_index("name").loc["S1", "mde"]
+    assert mde == pytest.approx(mcnemar_mde(400, 45 / 400))
+    assert 0.045 < mde < 0.05
