@@ -277,9 +277,8 @@ def _anchored_fit(comparisons, anchors, x, names, model, fit, diagnostics, *,
     anchored = anchored_bt(comparisons, anchors, x, covariate_names=names, position=position,
                            prior_precision=prior_precision,
                            bias_prior_precision=bias_prior_precision, check_graph=False)
+    naive = fit_model("naive", comparisons, prior_precision=prior_precision, check_graph=False)
     if (anchors.first_score != 0.5).any():
-        naive = fit_model("naive", comparisons, prior_precision=prior_precision,
-                          check_graph=False)
         gate = trusted_anchor_gate(naive, fit, anchors)
         diagnostics["gate"] = {"enabled": gate.enabled, "n_anchors": gate.n_anchors,
                                "naive_agreement": gate.naive_agreement,
@@ -307,7 +306,8 @@ def _anchored_fit(comparisons, anchors, x, names, model, fit, diagnostics, *,
         held_out = anchored_agreement(comparisons, anchors, x, covariate_names=names,
                                       position=position, prior_precision=prior_precision,
                                       bias_prior_precision=bias_prior_precision,
-                                      folds=ANCHOR_FOLDS, rng=rng)
+                                      folds=ANCHOR_FOLDS, rng=rng, naive=naive,
+                                      bias_aware=fit if model == "bias-aware" else None)
     except FairjudgeInputError as error:
         diagnostics["anchored"] = {"n_labels": int((anchors.first_score != 0.5).sum()),
                                    "cross_validation": str(error)}
@@ -316,14 +316,20 @@ def _anchored_fit(comparisons, anchors, x, names, model, fit, diagnostics, *,
     return anchored
 
 
-def _resample_pairs(labels: Comparisons, rng) -> Comparisons:
-    """The labels of unordered pairs drawn with replacement (a pair's labels move
-    together), for a bootstrap that carries the labels' own sampling variance."""
+def _pair_members(labels: Comparisons) -> list[np.ndarray]:
+    """The rows of each unordered pair of ``labels``."""
     key = (np.minimum(labels.first, labels.second) * labels.n_items
            + np.maximum(labels.first, labels.second))
-    keys, inverse = np.unique(key, return_inverse=True)
-    members = [np.flatnonzero(inverse == g) for g in range(keys.size)]
-    drawn = rng.integers(0, keys.size, keys.size)
+    _, inverse = np.unique(key, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(inverse[order])) + 1)
+
+
+def _resample_pairs(labels: Comparisons, members: list, rng) -> Comparisons:
+    """The labels of unordered pairs drawn with replacement (a pair's labels move
+    together, ``members`` from :func:`_pair_members`), for a bootstrap that carries the
+    labels' own sampling variance."""
+    drawn = rng.integers(0, len(members), len(members))
     return labels.subset(np.concatenate([members[g] for g in drawn]))
 
 
@@ -511,10 +517,12 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
 
         labels = None if anchor_comparisons is None else np.random.default_rng(
             generator.integers(2**62))
+        members = None if anchor_comparisons is None else _pair_members(anchor_comparisons)
 
         def refit(resampled):
             if anchor_comparisons is not None:  # the labels are resampled too, by pair
-                return anchored_bt(resampled, _resample_pairs(anchor_comparisons, labels),
+                return anchored_bt(resampled,
+                                   _resample_pairs(anchor_comparisons, members, labels),
                                    x, covariate_names=names, position=position,
                                    prior_precision=prior_precision,
                                    bias_prior_precision=bias_prior_precision,

@@ -92,8 +92,9 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
 
 def _centred_sd(covariance: np.ndarray) -> np.ndarray:
     """Standard deviation of each score measured from the mean score, shape (N,)."""
-    c = np.asarray(covariance, dtype=float)
-    return np.sqrt(np.clip(np.diag(c) - 2.0 * c.mean(axis=1) + c.mean(), 1e-12, None))
+    from fairjudge.models._bt import centred_variances
+
+    return np.sqrt(np.maximum(centred_variances(covariance), 1e-12))
 
 
 def _lucb_scores(scores, covariance, membership) -> np.ndarray:

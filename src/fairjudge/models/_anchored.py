@@ -174,9 +174,12 @@ class AnchoredAgreement:
 def anchored_agreement(comparisons: Comparisons, anchors: Comparisons, covariates=None, *,
                        covariate_names=None, position: bool = True,
                        prior_precision: float = 1.0, bias_prior_precision: float = 0.1,
-                       folds: int = 5, rng=0) -> AnchoredAgreement:
+                       folds: int = 5, rng=0, naive: BTFit | None = None,
+                       bias_aware: BTFit | None = None) -> AnchoredAgreement:
     """K-fold agreement with held-out human labels of the naive, the bias-aware and the
     anchored fit. Folds split unordered pairs (both orders of a pair stay in one fold).
+    ``naive`` and ``bias_aware``: those fits of ``comparisons`` with these settings, when
+    the caller has them (they use no label, so they are the same in every fold).
 
     Raises
     ------
@@ -197,10 +200,11 @@ def anchored_agreement(comparisons: Comparisons, anchors: Comparisons, covariate
     fold_of_key = dict(zip(keys, as_generator(rng).permutation(keys.size) % folds))
     fold = np.array([fold_of_key.get(k, -1) for k in pair_key])
     common = dict(prior_precision=prior_precision, check_graph=False)
-    naive = bt_pairwise(comparisons, **common)
-    aware = bias_aware_bt(comparisons, covariates, covariate_names=covariate_names,
-                          position=position, bias_prior_precision=bias_prior_precision,
-                          **common)
+    # The two label-free fits do not change across folds; a caller that has them passes them.
+    naive = naive or bt_pairwise(comparisons, **common)
+    aware = bias_aware or bias_aware_bt(comparisons, covariates,
+                                        covariate_names=covariate_names, position=position,
+                                        bias_prior_precision=bias_prior_precision, **common)
     credit = {"naive": [], "bias_aware": [], "anchored": []}
     for f in range(folds):
         held = anchors.subset(fold == f)
