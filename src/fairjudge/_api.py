@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -54,9 +55,11 @@ BIAS_COLUMNS = ["judge", "name", "estimate", "std_error", "ci_low", "ci_high", "
 
 
 def bias_frame(fit: BTFit, level: float = 0.95) -> pd.DataFrame:
-    """One row per bias coefficient: judge, name, std_error and the shared estimate fields."""
+    """One row per judge term: judge, name, std_error and the shared estimate fields. The
+    bias coefficients, then (``"reliability"`` model) each judge's ``log_reliability``,
+    ``log tau_j``."""
     rows = [{"judge": b.judge, "name": b.name, "std_error": b.std_error,
-             **b.as_estimate(level).as_dict()} for b in fit.bias]
+             **b.as_estimate(level).as_dict()} for b in fit.bias + fit.reliability]
     return pd.DataFrame(rows, columns=BIAS_COLUMNS)
 
 
@@ -268,6 +271,48 @@ def _check_assumption(comparisons, x, names, fit, diagnostics, *, prior_precisio
 ANCHOR_FOLDS = 5
 
 
+def _ppi_fit(comparisons, anchors, judge_fit: BTFit, diagnostics, *,
+             prior_precision: float) -> BTFit:
+    """The humans' scores by PPI++: each pair's human credit (the mean over its labels, to
+    the lower-indexed item) predicted by the judge's fit without its bias terms."""
+    from scipy.special import expit
+
+    from fairjudge.ppi import ppi_bradley_terry
+
+    n = comparisons.n_items
+    lo, hi = np.minimum(anchors.first, anchors.second), np.maximum(anchors.first, anchors.second)
+    credit = np.where(anchors.first == lo, anchors.first_score, 1.0 - anchors.first_score)
+    labelled, inverse = np.unique(lo * n + hi, return_inverse=True)
+    label = (np.bincount(inverse, anchors.weight * credit)
+             / np.bincount(inverse, anchors.weight))
+    judged = np.unique(np.minimum(comparisons.first, comparisons.second) * n
+                       + np.maximum(comparisons.first, comparisons.second))
+    unlabelled = np.setdiff1d(judged, labelled)
+    theta = judge_fit.scores
+
+    def pairs_and_predictions(keys):
+        pairs = np.column_stack([keys // n, keys % n])
+        return pairs, expit(theta[pairs[:, 0]] - theta[pairs[:, 1]])
+
+    lab_pairs, lab_pred = pairs_and_predictions(labelled)
+    unl_pairs, unl_pred = pairs_and_predictions(unlabelled)
+    result = ppi_bradley_terry(lab_pairs, label, lab_pred, unl_pairs, unl_pred, n_items=n,
+                               prior_precision=prior_precision)
+    diagnostics["ppi"] = {"lambda": result.power, "n_labelled": result.n_labelled,
+                          "n_unlabelled": result.n_unlabelled, "predictions": judge_fit.model}
+    return BTFit(model="ppi", item_ids=comparisons.item_ids, scores=result.scores,
+                 covariance=result.covariance, bias=(), judges=("humans",),
+                 covariate_names=(), params=result.scores, param_covariance=result.covariance,
+                 covariate_scale=np.zeros(0), prior_precision=float(prior_precision),
+                 bias_prior_precision=np.zeros(0),
+                 n_comparisons=float(result.n_labelled + result.n_unlabelled),
+                 n_iter=result.n_iter,
+                 converged=result.converged,
+                 notes=(f"prediction-powered scores: {result.n_labelled} labelled pairs, "
+                        f"{result.n_unlabelled} pairs predicted by the {judge_fit.model} fit, "
+                        f"lambda = {result.power:.3f}",))
+
+
 def _anchored_fit(comparisons, anchors, x, names, model, fit, diagnostics, *,
                   prior_precision, bias_prior_precision, position, level, rng):
     """The anchored correction (judge verdicts and human labels in one fit), with the
@@ -364,7 +409,7 @@ def _pair_clustered_mean(values: np.ndarray, pair: np.ndarray, level: float) -> 
 
 
 def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware",
-         covariates=None, anchors=None, prior_precision: float = 1.0,
+         covariates=None, anchors=None, ppi: bool = False, prior_precision: float = 1.0,
          bias_prior_precision: float = 0.1, position: bool = True, n_samples: int = 1500,
          level: float = 0.95, pool_judges: bool = False, bootstrap: int = 0,
          rng=0) -> Ranking:
@@ -406,7 +451,13 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         naive, bias-aware and anchored fits by 5-fold cross-validation over labelled
         pairs; ``diagnostics["gate"]`` the trusted-anchor gate's check
         [bias-aware-active-topk §6 "Gating"] (which no longer picks the scores).
-    prior_precision, bias_prior_precision : float
+    ppi : bool
+        With ``anchors``: the humans' Bradley–Terry scores by prediction-powered inference
+        instead (:func:`fairjudge.ppi.ppi_bradley_terry`, PPI++ with power tuning). The
+        judge's fit of ``model`` (bias terms removed) predicts each pair's human label;
+        the labels correct its bias, and the intervals are valid whatever that bias,
+        provided the labelled pairs are a random subset of the compared pairs. The bias
+        table is the judge's; ``diagnostics["ppi"]`` holds lambda and the pair counts.
         ``lambda`` and ``lambda_b = 1/tau^2`` (paper defaults 1 and 0.1).
     position : bool
         Model the position term.
@@ -475,7 +526,12 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
     warn_disconnected(components, comparisons.item_ids)
     bias_fit = fit
     anchor_comparisons = None
-    if anchors is not None:
+    if ppi and anchors is None:
+        raise FairjudgeInputError("ppi needs human labels (--anchors) to power the estimate")
+    if ppi and bootstrap:
+        raise FairjudgeInputError("ppi intervals are the sandwich of prediction-powered "
+                                  "inference; drop --bootstrap")
+    if anchors is not None and not ppi:
         if model not in ("bias-aware", "hierarchical"):
             raise FairjudgeInputError(f"anchors anchor a bias-aware model's correction; got "
                                       f"model {model!r}")
@@ -486,11 +542,16 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
                 "for them is no part of an item's quality, and the likelihood identifies "
                 "them without labels: give the covariate per item, or rank without "
                 "--anchors")
+    if anchors is not None:
         anchor_table = load_verdicts(anchors, columns=[
             f"{name}{suffix}" for name in verdict_names
             for suffix in VERDICT_COVARIATE_SUFFIXES])
         anchor_comparisons = encode_verdicts(anchor_table, _items_for(comparisons),
                                              verdict_covariates=verdict_names)
+    if ppi:
+        fit = _ppi_fit(comparisons, anchor_comparisons, bias_fit, diagnostics,
+                       prior_precision=prior_precision)
+    elif anchors is not None:
         fit = bias_fit = _anchored_fit(comparisons, anchor_comparisons, x, names, model,
                                        fit, diagnostics, prior_precision=prior_precision,
                                        bias_prior_precision=bias_prior_precision,
@@ -600,8 +661,9 @@ class Selection:
     bias : pandas.DataFrame
     queried : pandas.DataFrame
         One row per judge call: step, item_a (shown first), item_b, winner, judge, and the
-        acquisition score of the pair; a live run adds ``pair_id``, ``order``, ``cost``,
-        ``cached`` and the judge's ``raw`` output.
+        acquisition score of the pair; with judge costs, ``cost`` (the judge's cost per
+        call); a live run adds ``pair_id``, ``order``, ``cost`` (billed, from the price
+        table), ``judge_cost`` (planned), ``cached`` and the judge's ``raw`` output.
     history : pandas.DataFrame
         Per step: fit_size (verdicts behind the choice) and recall (if ground truth).
     recall_at : dict
@@ -632,7 +694,8 @@ class Selection:
             self.result.posterior.fit
 
     def to_dict(self) -> dict:
-        fields = [c for c in ("item_a", "item_b", "winner", "judge", "order", "cost", "cached")
+        fields = [c for c in ("item_a", "item_b", "winner", "judge", "order", "cost",
+                              "judge_cost", "cached")
                   if c in self.queried.columns]
         queried = self.queried[fields].to_dict("records")
         out = {
@@ -668,8 +731,9 @@ class _IdOracle:
             ) from None
 
 
-def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
-           model: str = "bias-aware", covariates=None, refit_every: int = 8,
+def select(items, oracle=None, *, k: int, budget: int | None = None, rule: str = "topk",
+           model: str | None = None, covariates=None, refit_every: int = 8,
+           judge_costs=None, max_cost: float | None = None,
            allow_repeats: bool = False, n_samples: int = 1500, prior_precision: float = 1.0,
            bias_prior_precision: float = 0.1, checkpoints=(), level: float = 0.95, rng=0,
            backend=None, question: str | None = None, cache=None, options=None,
@@ -684,25 +748,40 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
         Item table (ids, covariates, optional ``quality`` ground truth for recall; ``text``
         for a live judge).
     oracle : path, pandas.DataFrame, SimulatedJudge, MatrixOracle or callable, optional
-        A recorded verdict table with (ideally) every ordered pair, replayed; a simulated
-        judge; or a function ``(first_id, second_id) -> "a" | "b" | "tie"``. Not with
-        ``backend``.
-    k, budget : int
-        Top-set size and judge calls to spend.
+        A recorded verdict table with (ideally) every ordered pair, replayed (a table
+        whose ``judge`` column names several judges is one oracle per judge); a simulated
+        judge; or a function ``(first_id, second_id) -> "a" | "b" | "tie"``; or a mapping
+        of judge name to any of these (a panel). Not with ``backend``.
+    k : int
+        Top-set size.
+    budget : int, optional
+        Judge calls to spend (required without ``max_cost``).
+    judge_costs : mapping or sequence of float, optional
+        Cost of one call of each judge (by name, or in the order of the oracles or
+        backends). With several judges the loop chooses the judge of each comparison by
+        its acquisition score per unit cost (multi-fidelity; :class:`ActiveTopK`); use
+        ``model="reliability"`` so that a noisy judge counts for less. Default: 1 each.
+    max_cost : float, optional
+        Money to spend, in ``judge_costs`` units: the loop stops when no judge costs what
+        is left. (A live run's hard cap on what the provider bills is
+        ``options.max_cost``.)
     rule : str
         ``topk``, ``global``, ``entropy``, ``topk-no-variance``,
         ``topk-no-informativeness``, ``random`` or ``round-robin``.
-    model : str
-        A registered model (:func:`fairjudge.models.model_names`).
+    model : str, optional
+        A registered model (:func:`fairjudge.models.model_names`). Default:
+        ``"bias-aware"`` with one judge, ``"reliability"`` (its own bias terms and a
+        reliability per judge) with several.
     covariates : list of str, optional
         Item covariates. With item texts, the text features ``length``, ``markdown``, ...
         are computed when the table has no such column.
     rng : seed or numpy.random.Generator
         Seeds presentation orders, tie-breaking and membership sampling.
-    backend : JudgeBackend or str, optional
-        A live judge (``"openai:gpt-4o-mini"`` or a backend object): each comparison is a
-        cached, rate-limited, spend-capped call; a killed run rerun with the same arguments
-        replays the cached calls and reaches the same result.
+    backend : JudgeBackend or str, or a sequence of them, optional
+        A live judge (``"openai:gpt-4o-mini"`` or a backend object), or several judges of
+        different cost (``judge_costs``): each comparison is a cached, rate-limited,
+        spend-capped call; a killed run rerun with the same arguments replays the cached
+        calls and reaches the same result.
     question : str, optional
         The prompt the items answer (default: the items' ``question`` column, which must
         hold one value).
@@ -723,10 +802,15 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
     ids = list(items.index)
     x, names = _covariate_matrix(items, covariates)
     quality = items["quality"].to_numpy(dtype=float) if "quality" in items.columns else None
+    if budget is None and max_cost is None:
+        raise FairjudgeInputError("give a budget in calls (budget) or in money (max_cost)")
     if backend is not None:
         if oracle is not None:
             raise FairjudgeInputError("give either an oracle or a live judge backend, not both")
+        several = isinstance(backend, (list, tuple)) and len(backend) > 1
+        model = model or ("reliability" if several else "bias-aware")
         return _select_live(items, ids, x, names, backend, k=k, budget=budget, rule=rule,
+                            judge_costs=judge_costs, max_cost=max_cost,
                             model=model, refit_every=refit_every, allow_repeats=allow_repeats,
                             n_samples=n_samples, prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, level=level, rng=rng,
@@ -736,27 +820,89 @@ def select(items, oracle=None, *, k: int, budget: int, rule: str = "topk",
     if oracle is None:
         raise FairjudgeInputError("select needs an oracle (recorded verdicts, a simulated "
                                   "judge or a function) or a live judge backend")
-    if isinstance(oracle, (MatrixOracle, SimulatedJudge)):
-        index_oracle = oracle
-    elif callable(oracle) and not isinstance(oracle, pd.DataFrame):
-        index_oracle = _IdOracle(oracle, ids)
-    else:
-        verdicts = load_verdicts(oracle)
-        index_oracle = MatrixOracle(verdicts_to_matrix(verdicts, ids))
+    oracles = _index_oracles(oracle, ids)
+    specs = judge_specs(list(oracles), judge_costs)
+    model = model or ("reliability" if len(oracles) > 1 else "bias-aware")
     result = run_active_topk(
-        index_oracle, len(ids), k=k, budget=budget, covariates=x, covariate_names=names,
+        oracles, len(ids), k=k, budget=budget, judges=specs, max_cost=max_cost,
+        covariates=x, covariate_names=names,
         rule=rule, model=model, refit_every=refit_every, allow_repeats=allow_repeats,
         n_samples=n_samples, prior_precision=prior_precision,
         bias_prior_precision=bias_prior_precision, true_quality=quality,
         checkpoints=checkpoints, item_ids=ids, rng=rng)
-    # A replayed oracle costs nothing: the per-call cost column belongs to live runs.
-    queried = result.history.drop(columns=["fit_size", "cost"]).assign(judge="oracle")
+    # A replayed oracle costs nothing unless costs were given to plan with.
+    queried = result.history.drop(columns=["fit_size"] + ([] if judge_costs is not None
+                                                          or max_cost is not None
+                                                          else ["cost"]))
     queried.attrs["rule"] = rule
     history = pd.DataFrame({"step": queried["step"], "fit_size": result.fit_size,
                             "recall": result.recall})
     return _selection(ids, result.fit, result.membership, result.topk, queried, history,
                       result, level, recall_at=dict(result.recall_at),
-                      stopped="budget" if len(result.outcomes) == budget else "exhausted")
+                      stopped=result.stopped)
+
+
+def _index_oracles(oracle, ids) -> dict:
+    """Judge name -> oracle over item indices.
+
+    One oracle is called ``oracle``. A verdict table whose ``judge`` column names several
+    judges gives one oracle per judge; a list of tables gives one per judge of each, named
+    by the ``judge`` column (or the file name, or ``oracle<i>``)."""
+    if isinstance(oracle, dict):
+        if not oracle:
+            raise FairjudgeInputError("the oracle panel is empty")
+        return {str(name): _index_oracle(one, ids) for name, one in oracle.items()}
+    if isinstance(oracle, (MatrixOracle, SimulatedJudge)) or (
+            callable(oracle) and not isinstance(oracle, pd.DataFrame)):
+        return {"oracle": _index_oracle(oracle, ids)}
+    sources = list(oracle) if isinstance(oracle, (list, tuple)) else [oracle]
+    panel: dict = {}
+    for position, source in enumerate(sources):
+        verdicts = load_verdicts(source)
+        judges = (verdicts["judge"].astype(str) if "judge" in verdicts.columns else
+                  pd.Series("oracle" if len(sources) == 1 else
+                            Path(source).stem if isinstance(source, (str, Path)) else
+                            f"oracle{position}", index=verdicts.index))
+        if len(sources) == 1 and judges.nunique() == 1:
+            judges = pd.Series("oracle", index=verdicts.index)
+        for name, group in verdicts.groupby(judges, sort=False):
+            if name in panel:
+                raise FairjudgeInputError(f"{verdicts.attrs.get('source', source)}: judge "
+                                          f"{name!r} is already given by another oracle")
+            panel[str(name)] = MatrixOracle(verdicts_to_matrix(group, ids))
+    return panel
+
+
+def _index_oracle(oracle, ids):
+    if isinstance(oracle, (MatrixOracle, SimulatedJudge)):
+        return oracle
+    if callable(oracle) and not isinstance(oracle, pd.DataFrame):
+        return _IdOracle(oracle, ids)
+    return MatrixOracle(verdicts_to_matrix(load_verdicts(oracle), ids))
+
+
+def judge_specs(names: list, costs) -> list:
+    """:class:`~fairjudge.active.JudgeSpec` per judge name, with costs given by name (a
+    mapping) or by position (a sequence); 1 per call when none are given."""
+    from fairjudge.active._ranker import JudgeSpec
+
+    if costs is None:
+        return [JudgeSpec(name) for name in names]
+    if isinstance(costs, dict):
+        unknown = sorted(set(map(str, costs)) - set(names))
+        if unknown:
+            raise FairjudgeInputError(f"a cost is given for judge {unknown[0]!r}; the judges "
+                                      f"are {', '.join(names)}")
+        missing = [n for n in names if n not in costs]
+        if missing:
+            raise FairjudgeInputError(f"no cost is given for judge {missing[0]!r}; give one "
+                                      "for every judge")
+        return [JudgeSpec(n, float(costs[n])) for n in names]
+    costs = list(costs)
+    if len(costs) != len(names):
+        raise FairjudgeInputError(f"{len(costs)} judge costs for {len(names)} judges "
+                                  f"({', '.join(names)}); give one per judge, in order")
+    return [JudgeSpec(n, float(c)) for n, c in zip(names, costs)]
 
 
 def _selection(ids, fit, membership, topk, queried, history, result, level, *, recall_at,
@@ -801,11 +947,11 @@ def _load_items_with_features(source, covariates) -> pd.DataFrame:
 
 
 def _select_live(items, ids, x, names, backend, *, k, budget, rule, model, refit_every,
-                 allow_repeats, n_samples, prior_precision, bias_prior_precision, level, rng,
-                 question, cache, options, settings, template, templates, batch_size,
-                 progress) -> Selection:
+                 judge_costs, max_cost, allow_repeats, n_samples, prior_precision,
+                 bias_prior_precision, level, rng, question, cache, options, settings,
+                 template, templates, batch_size, progress) -> Selection:
     from fairjudge.active._live import run_live_topk
-    from fairjudge.active._ranker import ActiveTopK, JudgeSpec
+    from fairjudge.active._ranker import ActiveTopK
     from fairjudge.judges import GenerationSettings, RunOptions, backend_from_spec, load_templates
 
     source = items.attrs.get("source", "items")
@@ -822,20 +968,27 @@ def _select_live(items, ids, x, names, backend, *, k, budget, rule, model, refit
                                       f"{len(distinct)} different questions; a top-k pool "
                                       "answers one question (pass --question)")
         question = distinct[0]
-    if isinstance(backend, str):
-        backend = backend_from_spec(backend)
+    backends = [backend_from_spec(b) if isinstance(b, str) else b for b in
+                (backend if isinstance(backend, (list, tuple)) else [backend])]
+    panel = {b.label: b for b in backends}
+    if len(panel) != len(backends):
+        raise FairjudgeInputError("two judge backends have the same label "
+                                  f"({', '.join(b.label for b in backends)}); each judge needs "
+                                  "its own")
     options = options if options is not None else RunOptions()
     prompts = load_templates(templates) if not isinstance(templates, dict) else templates
     if template not in prompts:
         raise FairjudgeInputError(f"unknown template {template!r}; have {', '.join(prompts)}")
     ranker = ActiveTopK(ids, k=k, covariates=x, covariate_names=names,
-                        judges=[JudgeSpec(backend.label)],
+                        judges=judge_specs(list(panel), judge_costs),
                         rule=rule, model=model, refit_every=refit_every,
                         allow_repeats=allow_repeats, n_samples=n_samples,
                         prior_precision=prior_precision,
                         bias_prior_precision=bias_prior_precision, rng=rng)
-    result = run_live_topk(ranker, items["text"].astype(str).tolist(), backend,
-                           question=question, budget=budget, cache=cache, options=options,
+    result = run_live_topk(ranker, items["text"].astype(str).tolist(),
+                           panel if len(panel) > 1 else backends[0],
+                           question=question, budget=budget, max_cost=max_cost, cache=cache,
+                           options=options,
                            settings=settings if settings is not None else GenerationSettings(),
                            template=prompts[template], batch_size=batch_size,
                            progress=progress)

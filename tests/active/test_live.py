@@ -162,3 +162,75 @@ def test_a_killed_live_select_resumes_from_the_cache_to_the_same_result(tmp_path
     strip = [{k: v for k, v in q.items() if k not in ("cached", "cost")} for q in got["queried"]]
     assert strip == [{k: v for k, v in q.items() if k not in ("cached", "cost")}
                      for q in want["queried"]]
+
+
+def test_live_select_with_two_judges_of_different_cost(server, tmp_path, capsys):
+    """Two backends with --judge-cost each and a --max-cost: every call names the judge that
+    answered and its cost, and the planned money is never exceeded."""
+    items = tmp_path / "items.jsonl"
+    pool().assign(question=QUESTION).to_json(items, orient="records", lines=True)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"judge-mini": {"input": 0.15, "output": 0.6},
+                                  "judge-max": {"input": 2.5, "output": 10.0}}))
+    argv = ["select", items, "--prices", prices, "--backend", "openai", "--judge-model",
+            "judge-mini", "--backend", "openai", "--judge-model", "judge-max", "--base-url", server.base_url,
+            "--base-url", server.base_url, "--api-key-env", "TEST_KEY", "--api-key-env",
+            "TEST_KEY", "--judge-cost", "0.1", "--judge-cost", "1", "--max-cost", "6", "--k",
+            "3", "--max-tokens", "50", "--concurrency", "4", "--cache", tmp_path / "c.sqlite",
+            "--posterior-samples", "200", "--no-progress", "--json"]
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads(captured.out)
+    calls = pd.DataFrame(payload["queried"])
+    assert payload["model"] == "reliability" and payload["stopped"] in ("money", "exhausted")
+    assert calls["judge_cost"].sum() <= 6 + 1e-9
+    assert dict(zip(calls["judge"], calls["judge_cost"])) == {
+        "openai:judge-mini": 0.1, "openai:judge-max": 1.0} or \
+        set(calls["judge"]) == {"openai:judge-mini"}
+    assert server.request_count() == len(calls)
+    assert 0 < calls["cost"].sum() <= 6  # billed, from the price table: the hard cap
+    # the cheap judge covers its 45 pairs before the strong one is bought
+    assert (calls["judge"] == "openai:judge-mini").sum() == 45
+
+
+def test_a_human_judge_pauses_the_loop_until_its_labels_are_in(server, tmp_path, capsys):
+    """A cheap LLM judge and a human annotator (20x the cost): the loop stops when the
+    human is asked, the comparisons wait in the sheet, and each rerun after labelling
+    replays every LLM call from the cache and goes on from the labels."""
+    items = tmp_path / "items.jsonl"
+    answers = pool(6).assign(question=QUESTION)
+    answers.to_json(items, orient="records", lines=True)
+    sheet = tmp_path / "labels.csv"
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"judge-mini": {"input": 0.15, "output": 0.6}}))
+    argv = [str(a) for a in [
+        "select", items, "--prices", prices, "--max-tokens", "50", "--backend", "openai", "--judge-model", "judge-mini", "--base-url",
+        server.base_url, "--api-key-env", "TEST_KEY", "--backend", "human",
+        "--human-labels", sheet, "--judge-cost", "0.1", "--judge-cost", "2", "--max-cost",
+        "7.5", "--k", "2", "--concurrency", "2", "--cache", tmp_path / "c.sqlite",
+        "--posterior-samples", "200", "--no-progress", "--json"]]
+    quality = dict(zip(answers["id"], answers["quality"]))
+    for rerun in range(10):
+        code = main(argv)
+        captured = capsys.readouterr()
+        if code == 0:
+            break
+        assert code == 1 and "await human labels" in captured.err, captured.err
+        labels = pd.read_csv(sheet)
+        labels["winner"] = labels["winner"].astype(object)
+        todo = labels["winner"].isna()
+        assert todo.any() and set(labels.columns) >= {"question", "answer_a", "answer_b"}
+        labels.loc[todo, "winner"] = [
+            "a" if quality[a] > quality[b] else "b"
+            for a, b in zip(labels.loc[todo, "item_a"], labels.loc[todo, "item_b"])]
+        labels.to_csv(sheet, index=False)
+    assert code == 0 and rerun >= 1
+    payload = json.loads(captured.out)
+    calls = pd.DataFrame(payload["queried"])
+    human = calls[calls["judge"] == "human:annotators"]
+    assert len(human) == len(pd.read_csv(sheet)) >= 1
+    assert calls["judge_cost"].sum() <= 7.5 + 1e-9
+    # each LLM comparison was paid once, however many reruns
+    assert server.request_count() == (calls["judge"] == "openai:judge-mini").sum() == 15
+    assert payload["topk"] == ["ans05", "ans04"]

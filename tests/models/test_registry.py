@@ -12,7 +12,8 @@ from fairjudge.models import (MODELS, ModelSpec, bias_aware_bt, bt_pairwise, fit
                               model_spec, register_model, swap_majority_bt)
 from fairjudge.models import _registry
 
-BUILT_IN = ("naive", "bias-aware", "hierarchical", "swap-majority", "residualized")
+BUILT_IN = ("naive", "bias-aware", "hierarchical", "swap-majority", "residualized",
+            "reliability")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def registry(monkeypatch):
 
 def test_built_in_models_are_registered_in_order():
     assert MODELS == BUILT_IN and isinstance(MODELS, tuple)
-    assert model_names()[:5] == BUILT_IN
+    assert model_names()[:6] == BUILT_IN
     accepts = {name: (s.covariates, s.position, s.bias_prior, s.warm_start)
                for name, s in ((n, model_spec(n)) for n in BUILT_IN)}
     assert accepts == {
@@ -44,6 +45,7 @@ def test_built_in_models_are_registered_in_order():
         "hierarchical": ("optional", True, True, False),
         "swap-majority": ("ignored", False, False, False),
         "residualized": ("required", False, False, False),
+        "reliability": ("optional", True, True, True),
     }
     for name in BUILT_IN:
         spec = model_spec(name)
@@ -76,7 +78,7 @@ def test_fit_model_matches_each_estimator(simulated):
 def test_unknown_model_lists_the_registered_ones(simulated):
     _, _, comparisons = simulated
     message = r"`model` must be one of naive, bias-aware, hierarchical, swap-majority, " \
-              r"residualized; got 'bias_aware'"
+              r"residualized, reliability; got 'bias_aware'"
     with pytest.raises(ValueError, match=message):
         fit_model("bias_aware", comparisons)
     with pytest.raises(ValueError, match=message):

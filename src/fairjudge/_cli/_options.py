@@ -333,6 +333,7 @@ def build_backends(params: dict, *, items=None, seed: int = 0):
                    "max_connections": params.get("concurrency", 16),
                    "key_port": not params.get("cache_ignore_port", False),
                    "verdicts": params.get("replay"), "judge": params.get("replay_judge"),
+                   "labels": params.get("human_labels"),
                    "items": items, "bias": params.get("sim_bias", 2.0),
                    "position": params.get("sim_position", 0.5), "seed": seed}
         kwargs = {k: v for k, v in offered.items() if k in accepted and v is not None}

@@ -28,6 +28,10 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--anchors", type=click.Path(dir_okay=False), default=None,
               help="Human pairwise labels (verdict table) on some of the same items, fitted "
                    "with the verdicts: each judge's bias is its excess over the humans'.")
+@click.option("--ppi", is_flag=True,
+              help="With --anchors: the humans' scores by prediction-powered inference "
+                   "(PPI++) instead, the judge's corrected preferences predicting the labels; "
+                   "valid intervals if the labelled pairs are a random subset.")
 @click.option("--prior-precision", type=float, default=1.0, show_default=True,
               help="lambda of the prior theta ~ N(0, 1/lambda).")
 @click.option("--bias-prior-precision", type=float, default=0.1, show_default=True,
@@ -51,8 +55,8 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
                    "diagnostics and the win-probability matrix.")
 @seed_option
 @json_option
-def rank(verdicts, items, k, model, covariates, factors, factor_p, anchors, prior_precision,
-         bias_prior_precision,
+def rank(verdicts, items, k, model, covariates, factors, factor_p, anchors, ppi,
+         prior_precision, bias_prior_precision,
          no_position, pool_judges, samples, level, bootstrap, out, html_path, seed,
          as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
@@ -71,7 +75,7 @@ def rank(verdicts, items, k, model, covariates, factors, factor_p, anchors, prio
     if factors:
         table, item_table, names = _with_factors(verdicts, items, factors, factor_p, names)
     result = fairjudge.rank(table, item_table, k=k, model=model,
-                            covariates=names, anchors=anchors,
+                            covariates=names, anchors=anchors, ppi=ppi,
                             prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, position=not no_position,
                             n_samples=samples, level=level, pool_judges=pool_judges,

@@ -27,8 +27,10 @@ from fairjudge.judges._prompts import PromptTemplate, load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, execute_requests
 from fairjudge.judges._types import GenerationSettings, JudgeRequest
 
-#: Why a live run stopped.
-STOP_REASONS = ("budget", "exhausted", "spend cap", "failures")
+#: Why a live run stopped: its budget in calls or in money was spent, no pair was left, the
+#: hard spend cap on billed cost stopped it, a whole batch of calls failed, or a human judge
+#: was asked comparisons that await labels in its annotation sheet.
+STOP_REASONS = ("budget", "money", "exhausted", "spend cap", "failures", "awaiting labels")
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,10 @@ class LiveResult:
     calls : pandas.DataFrame
         One row per judge call made (cached or fresh), as a verdict table: ``pair_id``,
         ``item_a`` (shown first), ``item_b``, ``winner``, ``outcome_detail``, ``judge``,
-        ``order``, ``sample``, ``strategy``, ``cost`` (what the call cost when it was paid;
-        ``cached`` says whether it was paid in this run), ``cached``, ``acquisition_score``,
-        ``raw``, ``parser``.
+        ``order``, ``sample``, ``strategy``, ``cost`` (what the call cost when it was paid,
+        from the price table; ``cached`` says whether it was paid in this run),
+        ``judge_cost`` (the judge's :attr:`JudgeSpec.cost` the loop planned with),
+        ``cached``, ``acquisition_score``, ``raw``, ``parser``.
     report : RunReport
         Calls, cache hits, retries, failures and money spent.
     stopped : str
@@ -60,8 +63,9 @@ class LiveResult:
     ranker: ActiveTopK
 
 
-async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, *,
-                              question: str, budget: int,
+async def run_live_topk_async(ranker: ActiveTopK, texts, backend, *,
+                              question: str, budget: int | None = None,
+                              max_cost: float | None = None,
                               cache: CompletionCache | None = None,
                               options: RunOptions = RunOptions(),
                               settings: GenerationSettings = GenerationSettings(),
@@ -74,24 +78,36 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
     texts = [str(t) for t in texts]
     if len(texts) != ranker.n_items:
         raise FairjudgeInputError(f"`texts` has {len(texts)} answers for {ranker.n_items} items")
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+    if budget is None and max_cost is None:
+        raise FairjudgeInputError("give a budget in calls (`budget`) or in money (`max_cost`)")
+    if budget is not None and (isinstance(budget, bool) or
+                               not isinstance(budget, (int, np.integer)) or budget < 1):
         raise FairjudgeInputError(f"`budget` must be a positive integer; got {budget!r}")
+    if max_cost is not None and not (np.isfinite(max_cost) and max_cost > 0):
+        raise FairjudgeInputError(f"`max_cost` must be a positive number; got {max_cost!r}")
     if not isinstance(question, str) or not question.strip():
         raise FairjudgeInputError("`question` must be the non-empty prompt the items answer")
     prompt = load_templates()[template] if isinstance(template, str) else template
     if prompt.kind != "verdict":
         raise FairjudgeInputError(f"template {prompt.name!r} is not a pairwise verdict template")
     batch_size = max(1, int(batch_size or options.concurrency))
-    judge = judge or next(iter(ranker.judges))
+    backends = _panel(ranker, backend, judge)
     report = report if report is not None else RunReport()
-    price = (options.prices or {}).get(backend.model)
-    bar = _bar(budget, backend.label) if progress else None
+    prices = {name: (options.prices or {}).get(b.model) for name, b in backends.items()}
+    bar = (_bar(budget, ", ".join(b.label for b in backends.values())) if progress
+           else None)
     rows, stopped, spent = [], "budget", 0
+    asked = None if len(backends) > 1 else next(iter(backends))
     try:
-        while spent < budget:
-            proposals = ranker.propose(min(batch_size, budget - spent), judge=judge)
+        while budget is None or spent < budget:
+            money = None if max_cost is None else max(max_cost - ranker.spent, 0.0)
+            proposals = ranker.propose(batch_size if budget is None else
+                                       min(batch_size, budget - spent), judge=asked,
+                                       money=money)
             if not proposals:
-                stopped = "exhausted"
+                exhausted = (ranker.exhausted if asked is None
+                             else ranker.exhausted_for(asked))
+                stopped = "exhausted" if exhausted else "money"
                 break
             requests = [JudgeRequest(
                 messages=prompt.render(question=question, answer_a=texts[p.first],
@@ -100,12 +116,12 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
                 sample=p.repeat, metadata={"pair_id": ranker.pair_id(p.first, p.second),
                                            "item_a": ranker.item_ids[p.first],
                                            "item_b": ranker.item_ids[p.second],
+                                           "question": question,
                                            "answer_a": texts[p.first],
                                            "answer_b": texts[p.second]})
                 for p in proposals]
-            results = await execute_requests(backend, requests, cache=cache, options=options,
-                                             report=report)
-            verdicts = parse_verdicts(results, parser, requests=requests)
+            verdicts = await _ask(backends, proposals, requests, cache, options, report,
+                                  parser)
             answered, failed = [], []
             for p, verdict in zip(proposals, verdicts):
                 if verdict is None:
@@ -113,7 +129,7 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
                     continue
                 report.invalid += verdict.outcome is Outcome.INVALID
                 answered.append((p, verdict.outcome))
-                rows.append(_call_row(ranker, p, verdict, judge, price))
+                rows.append(_call_row(ranker, p, verdict, p.judge, prices[p.judge]))
             ranker.release(failed)
             ranker.update(answered)
             spent += len(answered)
@@ -121,6 +137,10 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
                 bar.update(len(answered))
             if report.stopped_by_cap:
                 stopped = "spend cap"
+                break
+            if any(getattr(b, "awaiting", None) for b in backends.values()):
+                # A human judge was asked: spend nothing more until its labels are in.
+                stopped = "awaiting labels"
                 break
             if failed and not answered:
                 stopped = "failures"  # a whole batch failed: retrying it now would too
@@ -132,8 +152,38 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend: JudgeBackend, 
     return LiveResult(ranker.posterior(), calls, report, stopped, ranker)
 
 
+async def _ask(backends: dict, proposals, requests, cache, options, report, parser) -> list:
+    """Each proposal's parsed verdict (None for a failed call), every judge's calls at once."""
+    by_judge: dict = {}
+    for slot, p in enumerate(proposals):
+        by_judge.setdefault(p.judge, []).append(slot)
+    answers = await asyncio.gather(*(
+        execute_requests(backends[name], [requests[s] for s in slots], cache=cache,
+                         options=options, report=report)
+        for name, slots in by_judge.items()))
+    verdicts = [None] * len(proposals)
+    for (name, slots), results in zip(by_judge.items(), answers):
+        parsed = parse_verdicts(results, parser, requests=[requests[s] for s in slots])
+        for s, verdict in zip(slots, parsed):
+            verdicts[s] = verdict
+    return verdicts
+
+
+def _panel(ranker: ActiveTopK, backend, judge: str | None) -> dict:
+    """Judge name -> backend: one backend (as ``judge``, default the ranker's first judge),
+    or a mapping naming every judge of the ranker."""
+    if isinstance(backend, dict):
+        if set(backend) != set(ranker.judges):
+            raise FairjudgeInputError(
+                f"the backends ({', '.join(backend)}) must be the ranker's judges "
+                f"({', '.join(ranker.judges)}), one to one")
+        return dict(backend)
+    return {judge or next(iter(ranker.judges)): backend}
+
+
 CALL_COLUMNS = ["pair_id", "item_a", "item_b", "winner", "outcome_detail", "judge", "order",
-                "sample", "strategy", "cost", "cached", "acquisition_score", "raw", "parser"]
+                "sample", "strategy", "cost", "judge_cost", "cached", "acquisition_score",
+                "raw", "parser"]
 _WINNER = {Outcome.A: "a", Outcome.B: "b", Outcome.TIE: "tie"}
 _DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.INVALID: "invalid",
            Outcome.ABSTAIN: "abstain"}
@@ -148,6 +198,7 @@ def _call_row(ranker, proposal, verdict, judge, price) -> dict:
             "order": "ab" if proposal.first < proposal.second else "ba",
             "sample": proposal.repeat, "strategy": "B0",
             "cost": price.cost(verdict.usage) if price else np.nan,
+            "judge_cost": proposal.cost,
             "cached": verdict.cached, "acquisition_score": proposal.score, "raw": verdict.raw,
             "parser": verdict.parser}
 
@@ -168,12 +219,17 @@ def run_live_topk(ranker: ActiveTopK, texts, backend: JudgeBackend, **kwargs) ->
         A fresh ranker over the items (its seed fixes every choice).
     texts : sequence of str, length N
         The items' answer texts, in the ranker's item order.
-    backend : JudgeBackend
-        The judge (any backend: ``openai``, ``anthropic``, ``hf``, ...).
+    backend : JudgeBackend, or a mapping of judge name to JudgeBackend
+        The judge (any backend: ``openai``, ``anthropic``, ``hf``, ...); a mapping names a
+        backend for every judge of the ranker, and the ranker chooses which to ask for
+        each comparison (its score per unit cost, :class:`ActiveTopK`).
     question : str
         The prompt every item answers.
-    budget : int
+    budget : int, optional
         Judge calls to spend (invalid outputs count; failed calls do not).
+    max_cost : float, optional
+        Money to spend in the ranker's :attr:`JudgeSpec.cost` units (what the loop plans
+        with; ``options.max_cost`` stays the hard cap on what the providers bill).
     cache : CompletionCache, optional
         Every call is cached; a rerun of a killed run replays it for free.
     options : RunOptions
@@ -201,7 +257,8 @@ def run_live_topk(ranker: ActiveTopK, texts, backend: JudgeBackend, **kwargs) ->
         try:
             return await run_live_topk_async(ranker, texts, backend, **kwargs)
         finally:
-            await backend.aclose()
+            for one in (backend.values() if isinstance(backend, dict) else [backend]):
+                await one.aclose()
 
     return asyncio.run(main())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.active._ranker import ActiveTopK
+from fairjudge.active._ranker import ActiveTopK, JudgeSpec
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
 
@@ -74,10 +75,14 @@ class ActiveResult:
     topk : ndarray of int, shape (k,)
         Final point estimate of the top-k, best first.
     recall_at : dict
-        Recall of a fresh fit at each checkpoint budget (and the final budget).
+        Recall of a fresh fit at each checkpoint budget (and the final budget): calls, or
+        money when the run had a ``max_cost``.
     notes : tuple of str
     history : pandas.DataFrame
         The verdicts as a verdict table (:meth:`ActiveTopK.history`).
+    stopped : str
+        ``budget`` (the calls were spent), ``money`` (no judge costs what is left of
+        ``max_cost``) or ``exhausted`` (no pair was left to ask).
     """
 
     item_ids: tuple
@@ -95,14 +100,17 @@ class ActiveResult:
     recall_at: dict
     notes: tuple
     history: pd.DataFrame | None = None
+    stopped: str = "budget"
 
 
 def run_active_topk(
-    oracle: Callable[[int, int], Outcome],
+    oracle: Callable[[int, int], Outcome] | Mapping,
     n_items: int,
     *,
     k: int,
-    budget: int,
+    budget: int | None = None,
+    judges=None,
+    max_cost: float | None = None,
     covariates=None,
     covariate_names=None,
     rule: str = "topk",
@@ -134,15 +142,23 @@ def run_active_topk(
 
     Parameters
     ----------
-    oracle : callable ``(first, second) -> Outcome``
+    oracle : callable ``(first, second) -> Outcome``, or a mapping of judge name to one
         Item indices in, verdict out: a :class:`MatrixOracle`, a
         :class:`fairjudge.data.SimulatedJudge`, or any function. If it has a
-        ``recorded(first, second)`` method, only recorded orders are shown.
+        ``recorded(first, second)`` method, only recorded orders are shown. A mapping is a
+        panel of judges of different fidelity (multi-fidelity): the rule chooses the judge
+        of each comparison by its score per unit cost (:class:`ActiveTopK`).
     n_items : int
     k : int
         Size of the wanted top set.
-    budget : int
-        Number of judge calls ``B``.
+    budget : int, optional
+        Number of judge calls ``B`` (required without ``max_cost``).
+    judges : sequence of JudgeSpec, optional
+        The panel's costs per call, one per key of ``oracle`` (default: cost 1 each).
+    max_cost : float, optional
+        A money budget: the run stops when no judge it may still ask costs what is left.
+        Checkpoints are then amounts of money: ``recall_at[c]`` is the recall of the
+        verdicts bought with at most ``c``.
     covariates : array_like, shape (N, d), optional
         Item covariates for the bias-aware models.
     rule : str
@@ -166,41 +182,68 @@ def run_active_topk(
     """
     if not (isinstance(n_items, (int, np.integer)) and n_items >= 2):
         raise FairjudgeInputError(f"`n_items` must be an integer >= 2; got {n_items!r}")
-    if not (isinstance(budget, (int, np.integer)) and budget >= 1):
+    if budget is None and max_cost is None:
+        raise FairjudgeInputError("give a budget in calls (`budget`) or in money (`max_cost`)")
+    if budget is not None and not (isinstance(budget, (int, np.integer)) and budget >= 1):
         raise FairjudgeInputError(f"`budget` must be a positive integer; got {budget!r}")
-    matrix = getattr(oracle, "matrix", None)
-    if matrix is not None and np.shape(matrix) != (n_items, n_items):
-        raise FairjudgeInputError(
-            f"the oracle's verdict matrix has shape {np.shape(matrix)}; expected "
-            f"({n_items}, {n_items}) for n_items={n_items}")
+    if max_cost is not None and not (np.isfinite(max_cost) and max_cost > 0):
+        raise FairjudgeInputError(f"`max_cost` must be a positive number; got {max_cost!r}")
+    oracles = dict(oracle) if isinstance(oracle, Mapping) else {"judge": oracle}
+    specs = _panel(oracles, judges)
+    for name, one in oracles.items():
+        matrix = getattr(one, "matrix", None)
+        if matrix is not None and np.shape(matrix) != (n_items, n_items):
+            raise FairjudgeInputError(
+                f"the verdict matrix of oracle {name!r} has shape {np.shape(matrix)}; "
+                f"expected ({n_items}, {n_items}) for n_items={n_items}")
     if true_quality is not None:
         true_quality = np.asarray(true_quality, dtype=float)
         if true_quality.shape != (n_items,):
             raise FairjudgeInputError(f"`true_quality` must have shape ({n_items},); got "
                                       f"{true_quality.shape}")
-    askable = oracle_askable(oracle, n_items)
+    askable = {name: a for name, one in oracles.items()
+               if (a := oracle_askable(one, n_items)) is not None}
     ranker = ActiveTopK(tuple(str(i) for i in (item_ids if item_ids is not None
                                                else range(n_items))),
-                        k=k, covariates=covariates, covariate_names=covariate_names, rule=rule,
+                        k=k, covariates=covariates, covariate_names=covariate_names,
+                        judges=specs, rule=rule,
                         model=model, refit_every=refit_every, allow_repeats=allow_repeats,
                         askable=askable, n_samples=n_samples, prior_precision=prior_precision,
                         bias_prior_precision=bias_prior_precision, rng=rng)
-    checkpoints = sorted({int(c) for c in checkpoints if 1 <= int(c) <= budget} | {budget})
+    if max_cost is None:
+        checkpoints = sorted({int(c) for c in checkpoints if 1 <= int(c) <= budget} | {budget})
+    else:
+        checkpoints = sorted({float(c) for c in checkpoints if 0 < float(c) <= max_cost}
+                             | {float(max_cost)})
     recall, recall_at, notes = [], {}, []
     last_recall, fitted = np.nan, None
-    for step in range(1, budget + 1):
-        proposals = ranker.propose(1)
+    step, stopped = 0, "budget"
+    while budget is None or step < budget:
+        money = None if max_cost is None else max(max_cost - ranker.spent, 0.0)
+        proposals = ranker.propose(1, money=money)
         if not proposals:
-            notes.append(f"stopped after {step - 1} comparisons: every available pair was "
-                         "queried")
+            stopped = "exhausted" if ranker.exhausted else "money"
+            notes.append(f"stopped after {step} comparisons: " + (
+                "every available pair was queried" if ranker.exhausted else
+                f"the money is spent ({money:.4g} of {max_cost:.4g} left, less than any "
+                "judge it may still ask costs)"))
             break
         (proposal,) = proposals
-        ranker.update([(proposal, Outcome(oracle(proposal.first, proposal.second)))])
+        step += 1
+        if max_cost is not None and true_quality is not None:
+            # Money checkpoints this call would overshoot: record them on what is bought.
+            for c in checkpoints:
+                if c not in recall_at and ranker.spent + proposal.cost > c + 1e-12:
+                    checkpoint_fit = ranker.fit_now()
+                    recall_at[c] = (np.nan if checkpoint_fit is None else
+                                    topk_recall(checkpoint_fit.topk(k), true_quality, k))
+        answer = oracles[proposal.judge](proposal.first, proposal.second)
+        ranker.update([(proposal, Outcome(answer))])
         if true_quality is not None and ranker.posterior_is_fresh and \
                 ranker.current_fit is not None and ranker.current_fit is not fitted:
             fitted = ranker.current_fit
             last_recall = topk_recall(fitted.topk(k), true_quality, k)
-        if step in checkpoints and true_quality is not None:
+        if max_cost is None and step in checkpoints and true_quality is not None:
             # Evaluate on exactly `step` verdicts without touching the posterior that picks
             # the next pairs, so recording a budget never changes the acquisition path.
             checkpoint_fit = ranker.fit_now()
@@ -210,8 +253,9 @@ def run_active_topk(
     final = ranker.posterior()
     if final.fit is None:
         raise FairjudgeInputError("no usable verdict was collected (all abstentions or invalid)")
-    if true_quality is not None and ranker.n_verdicts not in recall_at:
-        recall_at[ranker.n_verdicts] = topk_recall(final.topk, true_quality, k)
+    if true_quality is not None:
+        for c in (checkpoints if max_cost is not None else [ranker.n_verdicts]):
+            recall_at.setdefault(c, topk_recall(final.topk, true_quality, k))
     history = ranker.history()
     return ActiveResult(
         item_ids=ranker.item_ids,
@@ -229,7 +273,20 @@ def run_active_topk(
         recall_at=recall_at,
         notes=tuple(notes),
         history=history,
+        stopped=stopped,
     )
+
+
+def _panel(oracles: dict, judges) -> list:
+    """The judges of a replay, one per oracle, with their costs."""
+    if judges is None:
+        return [JudgeSpec(str(name)) for name in oracles]
+    specs = [j if isinstance(j, JudgeSpec) else JudgeSpec(str(j)) for j in judges]
+    if sorted(j.name for j in specs) != sorted(str(name) for name in oracles):
+        raise FairjudgeInputError(
+            f"`judges` ({', '.join(j.name for j in specs)}) must name the oracles "
+            f"({', '.join(map(str, oracles))}) one to one")
+    return specs
 
 
 def oracle_askable(oracle, n_items: int) -> np.ndarray | None:

@@ -10,7 +10,7 @@ drivers of this one object (:func:`run_active_topk`, :func:`run_topk_experiment`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -19,7 +19,13 @@ import pandas as pd
 from fairjudge._util._rng import as_generator, content_seed
 from fairjudge._util._threads import single_threaded_blas
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.active._scores import RULES, SCORED_RULES, pair_scores, round_robin_schedule
+from fairjudge.active._scores import (
+    INFORMATION_RULES,
+    RULES,
+    SCORED_RULES,
+    pair_scores,
+    round_robin_schedule,
+)
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
@@ -43,10 +49,15 @@ class JudgeSpec:
         Cost of one call (dollars, or any unit shared by every judge). The ranker adds it up
         per verdict (:attr:`ActiveTopK.spent`, the ``cost`` column of ``history()``), so a
         driver can spend a money budget across judges of different prices.
+    reliability : float
+        A prior guess of the judge's reliability ``tau`` relative to the judge that will
+        give most verdicts (usually the cheapest), used to value its verdicts until the
+        ``"reliability"`` model estimates it from them (1: as reliable).
     """
 
     name: str
     cost: float = 1.0
+    reliability: float = 1.0
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -55,6 +66,10 @@ class JudgeSpec:
             raise FairjudgeInputError(
                 f"the cost of judge {self.name!r} must be a non-negative number; "
                 f"got {self.cost!r}")
+        if not (np.isfinite(self.reliability) and self.reliability > 0):
+            raise FairjudgeInputError(
+                f"the reliability of judge {self.name!r} must be a positive number; "
+                f"got {self.reliability!r}")
 
 
 @dataclass(frozen=True)
@@ -72,8 +87,14 @@ class Proposal:
     fit_size : int
         Verdicts behind the posterior that chose it.
     repeat : int
-        How many times this pair was proposed before (0 the first time); a live run sends
-        it as the request's ``sample`` so that a repeated comparison is a fresh call.
+        How many times this pair was proposed to this judge before (0 the first time); a
+        live run sends it as the request's ``sample`` so that a repeated comparison is a
+        fresh call.
+    cost : float
+        The judge's cost per call (:attr:`JudgeSpec.cost`).
+    value : float
+        When the rule chose among several judges: the acquisition score per unit cost that
+        won (``score / cost``); NaN when one judge was given or affordable.
     """
 
     first: int
@@ -82,6 +103,8 @@ class Proposal:
     score: float = float("nan")
     fit_size: int = 0
     repeat: int = 0
+    cost: float = float("nan")
+    value: float = float("nan")
 
     @property
     def pair(self) -> tuple[int, int]:
@@ -138,6 +161,21 @@ class ActiveTopK:
     doubt instead of piling onto one. With ``n = 1`` the sequence of proposals is exactly
     that of the paper's one-at-a-time loop.
 
+    **Several judges (multi-fidelity).** Given judges of different cost and fidelity,
+    ``propose`` without ``judge=`` chooses the pair *and* the judge: the (pair, judge)
+    with the largest acquisition score per unit cost, ``score_m(i, j) / cost_m``, where
+    the score of judge ``m`` is the rule's with ``p_ij (1 - p_ij)`` replaced by the Fisher
+    information ``tau_m^2 p (1 - p)`` of one of its verdicts (``tau_m`` its reliability in
+    the ``"reliability"`` model, 1 under models without one; :func:`pair_scores`). For
+    ``topk`` that is Eq. (3) per dollar: information about the contrast x its variance x
+    boundary relevance / price. Each judge asks each pair once (unless repeats are
+    allowed): a temperature-0 judge asked again repeats itself. So the cheap judge covers
+    the pairs first, and the strong judge is bought where top-k membership is in doubt
+    and the cheap judge has nothing new to say. Only :data:`INFORMATION_RULES` weigh
+    judges this way. Use ``model="reliability"`` so that a noisy judge counts for less
+    and each judge carries its own bias terms; under ``bias-aware`` every judge has
+    ``tau = 1`` and the cheapest is always the best buy.
+
     Parameters
     ----------
     items : int or sequence of str
@@ -149,7 +187,8 @@ class ActiveTopK:
     covariate_names : sequence of str, optional
     judges : sequence of str or JudgeSpec
         The judges that may be asked (each gets its own bias terms); default one judge
-        called ``"judge"``. Verdicts of other judges may still be given to :meth:`update`.
+        called ``"judge"``. Verdicts of other judges may still be given to :meth:`update`
+        (they enter the fit; they do not mark a pair as asked for anyone).
     rule : str
         One of :data:`RULES`.
     model : str
@@ -160,10 +199,11 @@ class ActiveTopK:
         ``r``: refit after this many new verdicts (paper: 8).
     allow_repeats : bool
         May a pair be asked more than once.
-    askable : ndarray of bool, shape (N, N), optional
+    askable : ndarray of bool, shape (N, N), or mapping of judge name to one, optional
         ``askable[i, j]``: item ``i`` may be shown before item ``j`` (e.g. the orders
-        recorded in a replayed matrix). A pair with only one askable order is always shown
-        in that order. Default: every order of every pair.
+        recorded in a replayed matrix); a mapping gives each judge its own (a judge it
+        leaves out may be shown everything). A pair with only one askable order is always
+        shown in that order. Default: every order of every pair.
     n_samples : int
         Posterior samples for membership.
     prior_precision, bias_prior_precision : float
@@ -214,19 +254,14 @@ class ActiveTopK:
         # Presentation orders come from a hash of (run seed, pair, repeat), drawn before
         # anything else: the same pair is shown in the same order whatever the rule.
         self._order_seed = int(self.rng.integers(2**62))
-        if askable is None:
-            askable = ~np.eye(n_items, dtype=bool)
-        askable = np.asarray(askable, dtype=bool)
-        if askable.shape != (n_items, n_items):
-            raise FairjudgeInputError(f"`askable` must have shape ({n_items}, {n_items}); got "
-                                      f"{askable.shape}")
-        self._askable = askable.copy()
-        np.fill_diagonal(self._askable, False)
-        available = self._askable | self._askable.T
-        self._available = np.triu(available)
+        # Per judge given: which orders it may be shown, which pairs it may still be asked
+        # and which are pending (axis 0 follows `judges`).
+        self._askable = _judge_askable(askable, list(self.judges), n_items)
+        self._available = np.triu(self._askable | self._askable.transpose(0, 2, 1))
         self._unqueried = self._available.copy()
         self._pending = np.zeros_like(self._available)
         self._times_shown: dict[tuple, int] = {}
+        self._judge_times: dict[tuple, int] = {}
         self._schedule = (round_robin_schedule(n_items, self.rng) if rule == "round-robin"
                           else None)
         self._schedule_pos = 0
@@ -248,10 +283,16 @@ class ActiveTopK:
 
     @property
     def exhausted(self) -> bool:
-        """No pair is left to propose."""
-        candidates = self._available if self.allow_repeats else (self._unqueried
-                                                                 & ~self._pending)
-        return not candidates.any()
+        """No pair is left to propose to any judge."""
+        return not self._candidates().any()
+
+    def exhausted_for(self, judge: str) -> bool:
+        """No pair is left to propose to ``judge``."""
+        return not self._candidates()[list(self.judges).index(judge)].any()
+
+    def _candidates(self) -> np.ndarray:
+        """(J, N, N) upper-triangular: pairs each judge may be asked now."""
+        return self._available if self.allow_repeats else self._unqueried & ~self._pending
 
     @property
     def spent(self) -> float:
@@ -289,7 +330,7 @@ class ActiveTopK:
         item_b, winner (``a``, ``b``, ``tie``, or empty), outcome_detail, judge, order
         (``ab``: the pair's lower-index item shown first), cost (the judge's cost per call;
         NaN for a judge the ranker was not given), sample (earlier verdicts of the same
-        pair), acquisition_score, fit_size."""
+        pair by the same judge), acquisition_score, fit_size."""
         h = self._history
         ids = np.asarray(self.item_ids, dtype=object)
         outcomes = [Outcome(o) for o in h.outcome]
@@ -306,7 +347,8 @@ class ActiveTopK:
             "judge": list(h.judge),
             "order": np.where(first < second, "ab", "ba"),
             "cost": [self.judges[j].cost if j in self.judges else np.nan for j in h.judge],
-            "sample": pd.Series(pair_ids).groupby(pair_ids).cumcount().to_numpy(),
+            "sample": pd.DataFrame({"p": pair_ids, "j": list(h.judge)}).groupby(
+                ["p", "j"], sort=False).cumcount().to_numpy(),
             "acquisition_score": np.asarray(h.score, dtype=float),
             "fit_size": np.asarray(h.fit_size, dtype=np.int64),
         })
@@ -320,77 +362,146 @@ class ActiveTopK:
                                          judges=tuple(self._judge_order))
 
     # -- verbs ---------------------------------------------------------------------------
-    def propose(self, n: int = 1, *, judge: str | None = None) -> list[Proposal]:
-        """The next ``n`` comparisons to ask, in the order to show them.
+    def propose(self, n: int = 1, *, judge: str | None = None,
+                money: float | None = None) -> list[Proposal]:
+        """The next ``n`` comparisons to ask, in the order to show them, each with its judge.
 
-        Proposed pairs stay *pending* until :meth:`update` records their verdicts; pending
-        pairs are not proposed again (unless repeats are allowed). Fewer than ``n`` come
-        back when the available pairs run out.
+        Proposed (pair, judge)s stay *pending* until :meth:`update` records their verdicts;
+        pending ones are not proposed again (unless repeats are allowed). Fewer than ``n``
+        come back when the available pairs or the money run out.
 
         Parameters
         ----------
         n : int
             Batch size (a live run asks a whole batch concurrently).
         judge : str, optional
-            The judge to ask (default: the first judge given at construction).
+            The judge to ask. Default: with one judge, it; with several, the rule chooses
+            the judge of each comparison by its score per unit cost (class docstring).
+        money : float, optional
+            The most the ``n`` proposals may cost together (in :attr:`JudgeSpec.cost`
+            units); judges dearer than what is left are not proposed. Default: no limit.
         """
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise FairjudgeInputError(f"`n` must be a positive integer; got {n!r}")
-        judge = self._judge_order[0] if judge is None else judge
-        if judge not in self.judges:
+        if money is not None and not (np.isfinite(money) and money >= 0):
+            raise FairjudgeInputError(f"`money` must be a non-negative number; got {money!r}")
+        if judge is not None and judge not in self.judges:
             raise FairjudgeInputError(f"unknown judge {judge!r}; the ranker asks "
                                       f"{', '.join(self.judges)}")
+        names = [judge] if judge is not None else list(self.judges)
+        if len(names) > 1:
+            if self.rule not in INFORMATION_RULES:
+                raise FairjudgeInputError(
+                    f"rule {self.rule!r} does not weigh what one verdict of each judge is "
+                    f"worth, so it cannot choose among judges; name the judge (judge=...) or "
+                    f"use one of {', '.join(INFORMATION_RULES)}")
+            free = [m for m in names if self.judges[m].cost <= 0]
+            if free:
+                raise FairjudgeInputError(
+                    f"judge {free[0]!r} costs nothing, so its value per unit cost is "
+                    "unbounded; give every judge a positive cost to choose among them")
         with _blas_for(self.n_items):
-            return self._propose(int(n), judge)
+            return self._propose(int(n), names, money)
 
-    def _propose(self, n: int, judge: str) -> list[Proposal]:
+    def _reliability(self, judge: str) -> float:
+        """``tau`` to value the judge's next verdict with: the fit's, once its verdicts
+        estimate it, else the judge's stated guess."""
+        fit = self._acq_fit
+        if fit is not None and any(r.judge == judge for r in fit.reliability):
+            return fit.judge_reliability()[judge]
+        return self.judges[judge].reliability if judge in self.judges else 1.0
+
+    def _propose(self, n: int, names: list, money: float | None) -> list[Proposal]:
         proposals = []
         cov = self._cov
+        index = {name: m for m, name in enumerate(self.judges)}
+        left = np.inf if money is None else float(money)
         for _ in range(n):
-            candidates = self._available if self.allow_repeats else (self._unqueried
-                                                                     & ~self._pending)
-            if not candidates.any():
+            names = [m for m in names if self.judges[m].cost <= left + 1e-12]
+            candidates = self._candidates()
+            if not names or not any(candidates[index[m]].any() for m in names):
                 break
-            score = np.nan
-            if self.rule == "random":
-                options = np.argwhere(candidates)
-                i, j = options[self.rng.integers(len(options))]
-            elif self.rule == "round-robin":
-                while True:
-                    if self._schedule_pos >= len(self._schedule):
-                        self._schedule_pos = 0  # another round robin (only with repeats)
-                    i, j = self._schedule[self._schedule_pos]
-                    self._schedule_pos += 1
-                    if candidates[i, j]:
-                        break
+            if len(names) > 1:
+                proposals.append(self._choose_judge(names, candidates, cov, index))
             else:
-                s = pair_scores(self.rule, self._scores, cov, self._membership)
-                s = np.where(candidates, s, -np.inf)
-                best = s.max()
-                options = np.argwhere(s >= best - 1e-12 * max(abs(best), 1e-300))
-                i, j = options[self.rng.integers(len(options))]
-                score = float(best)
-            i, j = int(i), int(j)
-            repeat = self._times_shown.get((i, j), 0)
-            self._times_shown[(i, j)] = repeat + 1
-            first, second = ((i, j) if content_seed(self._order_seed, i, j, repeat) % 2 == 0
-                             else (j, i))
-            if not self._askable[first, second]:
-                first, second = second, first
-            self._pending[i, j] = True
-            proposals.append(Proposal(first, second, judge, score, self._fit_size(), repeat))
+                proposals.append(self._choose_pair(names[0], candidates[index[names[0]]], cov))
+            p = proposals[-1]
+            left -= p.cost
+            self._pending[index[p.judge]][p.pair] = True
             if n > 1 and self.rule in SCORED_RULES:
                 # The pending comparison's Fisher information narrows the posterior for
                 # the rest of the batch (a copy: the real update comes with the verdict).
-                cov = _rank_one_update(cov, self._scores, i, j)
+                cov = _rank_one_update(cov, self._scores, *p.pair, self._reliability(p.judge))
         return proposals
+
+    def _choose_judge(self, names, candidates, cov, index) -> Proposal:
+        """The (pair, judge) of largest score per unit cost; ties broken at random."""
+        value = np.full((len(names), self.n_items, self.n_items), -np.inf)
+        scores = {}
+        for slot, name in enumerate(names):
+            allowed = candidates[index[name]]
+            if allowed.any():
+                scores[name] = pair_scores(self.rule, self._scores, cov, self._membership,
+                                           self._reliability(name))
+                # A score at or below zero (a settled posterior; the look-ahead can dip
+                # below zero) is worth nothing whatever the price.
+                value[slot] = np.where(allowed, np.maximum(scores[name], 0.0)
+                                       / self.judges[name].cost, -np.inf)
+        best = value.max()
+        if best <= 0:
+            # Nothing is worth buying: the cheapest judge asks its best pair.
+            cheapest = min((m for m in names if candidates[index[m]].any()),
+                           key=lambda m: self.judges[m].cost)
+            return self._choose_pair(cheapest, candidates[index[cheapest]], cov)
+        options = np.argwhere(value >= best - 1e-12 * max(abs(best), 1e-300))
+        slot, i, j = options[self.rng.integers(len(options))]
+        name = names[int(slot)]
+        proposal = self._shown(int(i), int(j), name, float(scores[name][i, j]))
+        return replace(proposal, value=float(best))
+
+    def _choose_pair(self, judge: str, candidates, cov) -> Proposal:
+        score = np.nan
+        if self.rule == "random":
+            options = np.argwhere(candidates)
+            i, j = options[self.rng.integers(len(options))]
+        elif self.rule == "round-robin":
+            while True:
+                if self._schedule_pos >= len(self._schedule):
+                    self._schedule_pos = 0  # another round robin (only with repeats)
+                i, j = self._schedule[self._schedule_pos]
+                self._schedule_pos += 1
+                if candidates[i, j]:
+                    break
+        else:
+            s = pair_scores(self.rule, self._scores, cov, self._membership,
+                            self._reliability(judge))
+            s = np.where(candidates, s, -np.inf)
+            best = s.max()
+            options = np.argwhere(s >= best - 1e-12 * max(abs(best), 1e-300))
+            i, j = options[self.rng.integers(len(options))]
+            score = float(best)
+        return self._shown(int(i), int(j), judge, score)
+
+    def _shown(self, i: int, j: int, judge: str, score: float) -> Proposal:
+        """The proposal of pair ``(i, j)`` to ``judge``, in its presentation order."""
+        repeat = self._times_shown.get((i, j), 0)
+        self._times_shown[(i, j)] = repeat + 1
+        judge_repeat = self._judge_times.get((judge, i, j), 0)
+        self._judge_times[(judge, i, j)] = judge_repeat + 1
+        first, second = ((i, j) if content_seed(self._order_seed, i, j, repeat) % 2 == 0
+                         else (j, i))
+        if not self._askable[list(self.judges).index(judge), first, second]:
+            first, second = second, first
+        return Proposal(first, second, judge, score, self._fit_size(), judge_repeat,
+                        cost=self.judges[judge].cost)
 
     def release(self, proposals) -> None:
         """Forget proposals that will get no verdict (the call failed), so that their pairs
         may be proposed again."""
+        index = {name: m for m, name in enumerate(self.judges)}
         for p in proposals:
-            i, j = p.pair
-            self._pending[i, j] = False
+            if p.judge in index:
+                self._pending[index[p.judge]][p.pair] = False
 
     def update(self, verdicts) -> None:
         """Record verdicts and refit when ``refit_every`` new ones have arrived.
@@ -491,11 +602,14 @@ class ActiveTopK:
         h.score.append(score)
         h.fit_size.append(fit_size)
         i, j = min(first, second), max(first, second)
-        self._unqueried[i, j] = False
-        self._pending[i, j] = False
+        if judge in self.judges:
+            m = list(self.judges).index(judge)
+            self._unqueried[m, i, j] = False
+            self._pending[m, i, j] = False
         if (self.allow_repeats and self.rule in SCORED_RULES
                 and np.isfinite(outcome.first_score)):
-            self._cov = _rank_one_update(self._cov, self._scores, i, j)
+            self._cov = _rank_one_update(self._cov, self._scores, i, j,
+                                         self._reliability(judge))
 
     def _refit(self) -> None:
         self._fitted_upto = self.n_verdicts
@@ -529,16 +643,40 @@ def _as_outcome(value) -> Outcome:
                                   f"{value!r}") from None
 
 
-def _rank_one_update(cov: np.ndarray, scores: np.ndarray, i: int, j: int) -> np.ndarray:
+def _rank_one_update(cov: np.ndarray, scores: np.ndarray, i: int, j: int,
+                     reliability: float = 1.0) -> np.ndarray:
     """Sherman–Morrison: the posterior covariance after adding the Fisher information
-    ``p(1-p) u u'`` of one comparison of ``i`` and ``j`` (``u = e_i - e_j``)."""
+    ``tau^2 p(1-p) u u'`` of one comparison of ``i`` and ``j`` by a judge of reliability
+    ``tau`` (``u = e_i - e_j``, ``p = sigmoid(tau (theta_i - theta_j))``)."""
     n = cov.shape[0]
     u = np.zeros(n)
     u[i], u[j] = 1.0, -1.0
-    pij = 1.0 / (1.0 + np.exp(-(scores[i] - scores[j])))
+    pij = 1.0 / (1.0 + np.exp(-reliability * (scores[i] - scores[j])))
     su = cov @ u
-    w = pij * (1 - pij)
+    w = reliability ** 2 * pij * (1 - pij)
     return cov - np.outer(su, su) * w / (1.0 + w * (u @ su))
+
+
+def _judge_askable(askable, judges: list, n_items: int) -> np.ndarray:
+    """``askable`` as a (J, N, N) boolean array over the given judges, diagonal off."""
+    everything = ~np.eye(n_items, dtype=bool)
+    if isinstance(askable, dict):
+        unknown = sorted(set(askable) - set(judges))
+        if unknown:
+            raise FairjudgeInputError(f"`askable` names judge {unknown[0]!r}, which the ranker "
+                                      f"does not ask ({', '.join(judges)})")
+        per_judge = [askable.get(name, everything) for name in judges]
+    else:
+        per_judge = [everything if askable is None else askable] * len(judges)
+    out = []
+    for name, matrix in zip(judges, per_judge):
+        matrix = np.array(matrix, dtype=bool)
+        if matrix.shape != (n_items, n_items):
+            raise FairjudgeInputError(f"`askable` of judge {name!r} must have shape "
+                                      f"({n_items}, {n_items}); got {matrix.shape}")
+        np.fill_diagonal(matrix, False)
+        out.append(matrix)
+    return np.stack(out)
 
 
 class _blas_for:

@@ -11,6 +11,9 @@ SCORED_RULES = ("topk", "global", "entropy", "topk-no-variance", "topk-no-inform
                 "lucb", "lookahead")
 UNSCORED_RULES = ("random", "round-robin")
 RULES = SCORED_RULES + UNSCORED_RULES
+#: Rules whose score is an expected information gain, which a judge's reliability scales:
+#: only these can weigh judges of different fidelity and cost against each other.
+INFORMATION_RULES = ("topk", "global", "topk-no-variance", "lookahead")
 
 RULE_DESCRIPTIONS = {
     "topk": "p(1-p) * Var(theta_i - theta_j) * (H(p_i) + H(p_j))  [Eq. 3]",
@@ -35,7 +38,8 @@ def binary_entropy(p) -> np.ndarray:
     return np.nan_to_num(h, nan=0.0)
 
 
-def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
+def pair_scores(rule: str, scores, covariance, membership, reliability: float = 1.0
+                ) -> np.ndarray:
     """Score every pair ``(i, j)`` under an acquisition rule; shape (N, N), symmetric.
 
     Parameters
@@ -62,6 +66,11 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
         Posterior covariance of quality.
     membership : ndarray, shape (N,)
         Top-k membership probabilities.
+    reliability : float
+        ``tau`` of the judge to ask (:func:`fairjudge.models.reliability_bt`): its verdict
+        follows ``sigmoid(tau (theta_i - theta_j))`` and carries the Fisher information
+        ``tau^2 p (1 - p)`` about ``theta_i - theta_j``, which replaces ``p_ij (1 - p_ij)``
+        in the rules of :data:`INFORMATION_RULES` (1: the paper's single judge).
 
     Returns
     -------
@@ -75,11 +84,11 @@ def pair_scores(rule: str, scores, covariance, membership) -> np.ndarray:
     if rule == "lucb":
         return _lucb_scores(scores, covariance, membership)
     if rule == "lookahead":
-        return _lookahead_scores(scores, covariance, membership)
+        return _lookahead_scores(scores, covariance, membership, reliability)
     out = np.ones((n, n))
     if rule in ("topk", "global", "topk-no-variance"):
-        p = expit(scores[:, None] - scores[None, :])
-        out *= p * (1.0 - p)
+        p = expit(reliability * (scores[:, None] - scores[None, :]))
+        out *= reliability ** 2 * p * (1.0 - p)
     if rule in ("topk", "global", "topk-no-informativeness"):
         d = np.diag(covariance)
         out *= np.maximum(d[:, None] + d[None, :] - 2.0 * covariance, 0.0)
@@ -123,16 +132,17 @@ def _lucb_scores(scores, covariance, membership) -> np.ndarray:
     return out
 
 
-def _lookahead_scores(scores, covariance, membership) -> np.ndarray:
+def _lookahead_scores(scores, covariance, membership, reliability: float = 1.0
+                      ) -> np.ndarray:
     """Expected reduction of ``H(p_i) + H(p_j)`` from comparing ``i`` and ``j``, shape
     (N, N).
 
     Membership is approximated per item by ``Phi((theta_i - c) / s_i)``, with ``c`` midway
     between the k-th and (k+1)-th scores and ``s_i`` the centred standard deviation. A
-    comparison with outcome y ~ Bernoulli(p_ij), p_ij = sigmoid(theta_i - theta_j),
-    updates the Gaussian posterior as one Newton step of the Laplace approximation does:
-    with u = e_i - e_j, w = p_ij (1 - p_ij) and v = Var(theta_i - theta_j),
-    theta <- theta + Sigma u (y - p_ij) / (1 + w v) and
+    comparison with outcome y ~ Bernoulli(p_ij), p_ij = sigmoid(tau (theta_i - theta_j))
+    for a judge of reliability tau, updates the Gaussian posterior as one Newton step of
+    the Laplace approximation does: with u = e_i - e_j, w = tau^2 p_ij (1 - p_ij) and
+    v = Var(theta_i - theta_j), theta <- theta + Sigma u tau (y - p_ij) / (1 + w v) and
     Sigma <- Sigma - w Sigma u u' Sigma / (1 + w v). The score is the entropy of the two
     items' memberships now minus its expectation over y; the other items' memberships,
     which the comparison moves only through their correlation with i and j, are left out.
@@ -148,8 +158,8 @@ def _lookahead_scores(scores, covariance, membership) -> np.ndarray:
     sd = _centred_sd(cov)
     d = np.diag(cov)
     v = np.maximum(d[:, None] + d[None, :] - 2.0 * cov, 1e-12)
-    p = expit(scores[:, None] - scores[None, :])
-    w = p * (1.0 - p)
+    p = expit(reliability * (scores[:, None] - scores[None, :]))
+    w = reliability ** 2 * p * (1.0 - p)
     shrink = 1.0 + w * v
     # Sigma u for the pair (i, j), at i and at j.
     at_i = d[:, None] - cov
@@ -157,7 +167,7 @@ def _lookahead_scores(scores, covariance, membership) -> np.ndarray:
     now = binary_entropy(ndtr((scores - boundary) / sd))
     expected = np.zeros((n, n))
     for y, prob in ((1.0, p), (0.0, 1.0 - p)):
-        step = (y - p) / shrink
+        step = reliability * (y - p) / shrink
         for mean_shift, var_drop, item_scores, item_sd in (
                 (at_i * step, w * at_i ** 2 / shrink, scores[:, None], sd[:, None]),
                 (at_j * step, w * at_j ** 2 / shrink, scores[None, :], sd[None, :])):

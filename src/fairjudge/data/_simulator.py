@@ -67,7 +67,7 @@ def simulate_items(n_items: int = 30, *, quality_sd: float = 1.25, max_abs_corr:
 class SimulatedJudge:
     """A judge whose verdicts follow Eq. (1) with chosen biases [bias-aware-active-topk §3].
 
-    ``P(first preferred) = sigmoid(theta_a - theta_b + bias . (x_a - x_b) + position)``
+    ``P(first preferred) = sigmoid(tau (theta_a - theta_b) + bias . (x_a - x_b) + position)``
 
     Parameters
     ----------
@@ -81,6 +81,9 @@ class SimulatedJudge:
         ``kappa*``: logits added to the first-shown item.
     rng : seed or Generator
         Drives the verdict draws.
+    reliability : float
+        ``tau``: temperature on the quality difference (1: the paper's judge; below 1 a
+        noisier, cheaper judge, as in :func:`fairjudge.models.reliability_bt`).
     """
 
     quality: np.ndarray
@@ -88,6 +91,7 @@ class SimulatedJudge:
     bias: object = 0.0
     position: float = 0.0
     rng: object = None
+    reliability: float = 1.0
 
     def __post_init__(self):
         self.quality = np.asarray(self.quality, dtype=float)
@@ -98,11 +102,13 @@ class SimulatedJudge:
         if self.covariates.shape[0] != self.quality.shape[0]:
             raise FairjudgeInputError("`quality` and `covariates` must describe the same items")
         self.rng = as_generator(self.rng)
+        if not (np.isfinite(self.reliability) and self.reliability > 0):
+            raise FairjudgeInputError(f"`reliability` must be positive; got {self.reliability!r}")
 
     def probability_first(self, first, second) -> np.ndarray:
         """``P(first-shown preferred)`` for index arrays ``first`` and ``second``."""
         first, second = np.asarray(first), np.asarray(second)
-        eta = (self.quality[first] - self.quality[second]
+        eta = (self.reliability * (self.quality[first] - self.quality[second])
                + (self.covariates[first] - self.covariates[second]) @ self.bias + self.position)
         return 1.0 / (1.0 + np.exp(-eta))
 

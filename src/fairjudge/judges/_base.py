@@ -54,6 +54,7 @@ _REGISTRY = {
     "hf": ("fairjudge.judges._hf", "HFBackend", "hf"),
     "replay": ("fairjudge.judges._replay", "ReplayBackend", None),
     "simulated": ("fairjudge.judges._simulated", "SimulatedBackend", None),
+    "human": ("fairjudge.judges._human", "HumanBackend", None),
 }
 
 BACKENDS = tuple(_REGISTRY)

@@ -24,8 +24,10 @@ from fairjudge.models._gate import AnchorGate, anchor_agreement, trusted_anchor_
 from fairjudge.models._graph import comparison_components
 from fairjudge.models._membership import topk_membership
 from fairjudge.models._registry import ModelSpec, model_names, model_spec, register_model
+from fairjudge.models._reliability import LOG_RELIABILITY, reliability_bt
 
 __all__ = [
+    "LOG_RELIABILITY",
     "MODELS",
     "POSITION",
     "AnchorGate",
@@ -47,6 +49,7 @@ __all__ = [
     "model_names",
     "model_spec",
     "register_model",
+    "reliability_bt",
     "swap_majority_bt",
     "swap_majority_comparisons",
     "topk_membership",

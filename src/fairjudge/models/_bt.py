@@ -56,8 +56,9 @@ class BTFit:
     Attributes
     ----------
     model : str
-        ``"naive"``, ``"bias-aware"``, ``"hierarchical"``, ``"swap-majority"`` or
-        ``"residualized"``.
+        ``"naive"``, ``"bias-aware"``, ``"hierarchical"``, ``"reliability"``,
+        ``"swap-majority"``, ``"residualized"``, ``"anchored"`` or ``"ppi"`` (the humans'
+        prediction-powered scores of ``rank --ppi``).
     item_ids : tuple of str, length N
     scores : ndarray, shape (N,)
         Posterior mode of latent quality ``theta`` (logit scale).
@@ -78,6 +79,10 @@ class BTFit:
         Total weight of the verdicts fitted.
     n_iter : int
     converged : bool
+    notes : tuple of str
+    reliability : tuple of BiasEstimate
+        ``log tau_j`` per judge for the ``"reliability"`` model (empty otherwise): the
+        judge's temperature on the quality difference.
     """
 
     model: str
@@ -96,6 +101,7 @@ class BTFit:
     n_iter: int
     converged: bool
     notes: tuple = field(default=())
+    reliability: tuple = field(default=())
 
     @property
     def n_items(self) -> int:
@@ -138,6 +144,12 @@ class BTFit:
         full, conditional = centred_variances(self.covariance), centred_variances(known)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(conditional > 0, full / conditional, 1.0)
+
+    def judge_reliability(self) -> dict:
+        """``tau_j`` per judge: the temperature of its verdicts on the quality difference
+        (1 for every judge of a model without reliabilities)."""
+        fitted = {r.judge: float(np.exp(r.estimate)) for r in self.reliability}
+        return {judge: fitted.get(judge, 1.0) for judge in self.judges}
 
     def bias_estimate(self, name: str, judge: str | None = None) -> BiasEstimate:
         """The bias coefficient called ``name`` (for ``judge``, if several judges)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons
-from fairjudge.models import _baselines, _bt  # noqa: F401  (they register the built-ins)
+from fairjudge.models import _baselines, _bt, _reliability  # noqa: F401  (they register the built-ins)
 from fairjudge.models._bt import BTFit
 from fairjudge.models._registry import model_names, model_spec
 
@@ -23,7 +23,8 @@ def fit_model(model: str, comparisons: Comparisons, covariates=None, *, covariat
     """Fit the registered estimator called ``model`` (one of :func:`model_names`).
 
     Built in: ``"naive"`` is :func:`bt_pairwise`; ``"bias-aware"`` :func:`bias_aware_bt`;
-    ``"hierarchical"`` :func:`hierarchical_bias_aware_bt`; ``"swap-majority"``
+    ``"hierarchical"`` :func:`hierarchical_bias_aware_bt`; ``"reliability"``
+    :func:`reliability_bt`; ``"swap-majority"``
     :func:`swap_majority_bt`; ``"residualized"`` :func:`length_residualized_bt`. Each
     estimator receives only the arguments its :class:`ModelSpec` says it accepts; the others
     are ignored.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from fairjudge.models._reliability import LOG_RELIABILITY
 from fairjudge.report._html import heat_table, html_table, render_html
 from fairjudge.report._provenance import Provenance
 from fairjudge.report._tables import elo_interval, format_count, format_share
@@ -31,8 +32,15 @@ def ranking_parts(ranking) -> dict:
         index=frame.index.rename("item"))
     if ranking.k is not None:
         board["P(top-k)"] = frame["membership"].map(lambda v: f"{v:.3f}")
-    bias = ranking.bias
-    bias_table = None
+    reliability = ranking.bias[ranking.bias["name"] == LOG_RELIABILITY]
+    bias = ranking.bias[ranking.bias["name"] != LOG_RELIABILITY]
+    bias_table = reliability_table = None
+    if len(reliability):
+        reliability_table = pd.DataFrame({
+            "tau": [f"{np.exp(v):.3f}" for v in reliability["estimate"]],
+            f"{pct}% interval": [f"[{np.exp(a):.3f}, {np.exp(b):.3f}]"
+                                 for a, b in zip(reliability["ci_low"], reliability["ci_high"])]},
+            index=pd.Index(reliability["judge"].astype(str), name="judge"))
     if len(bias):
         bias_table = pd.DataFrame({
             "estimate": [f"{v:+.4f}" for v in bias["estimate"]],
@@ -52,6 +60,13 @@ def ranking_parts(ranking) -> dict:
              ("graph components", format_count(d.get("components", 1))),
              ("score variance inflation", f"{d.get('score_variance_inflation', 1.0):.2f}"),
              ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps")]
+    ppi = d.get("ppi")
+    if ppi:
+        facts.append(("prediction-powered scores (PPI++)",
+                      f"{format_count(ppi['n_labelled'])} human-labelled pairs, "
+                      f"{format_count(ppi['n_unlabelled'])} more predicted by the judge's "
+                      f"{ppi['predictions']} fit (bias terms removed); lambda = "
+                      f"{ppi['lambda']:.3f}"))
     check = d.get("assumption")
     if check:
         facts.append(("correction rests on", "quality uncorrelated with "
@@ -71,7 +86,9 @@ def ranking_parts(ranking) -> dict:
                       f"{held['bias_aware']['estimate']:.3f} ({held['folds']}-fold "
                       f"cross-validation, {format_count(held['n_labels'])} labels)"))
     return {"board": html_table(board), "interval": interval, "facts": facts,
-            "bias": None if bias_table is None else html_table(bias_table)}
+            "bias": None if bias_table is None else html_table(bias_table),
+            "reliability": (None if reliability_table is None
+                            else html_table(reliability_table))}
 
 
 def ranking_html(ranking, *, title: str = "fairjudge ranking",

@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from fairjudge.models._reliability import LOG_RELIABILITY
 from fairjudge.report._tables import elo_interval, format_count, format_share
+
+
+def reliability_lines(reliability, level: float) -> list:
+    """Each judge's reliability ``tau`` with its interval, from the ``log_reliability`` rows
+    of a bias table (none: no lines)."""
+    if not len(reliability):
+        return []
+    pct = int(round(level * 100))
+    reference = reliability.loc[reliability["std_error"] == 0, "judge"]
+    lines = [f"judge reliability tau (slope on quality; {pct}% intervals"
+             + (f"; {reference.iloc[0]} is the reference, tau = 1" if len(reference) else "")
+             + "):"]
+    width = max(len(str(j)) for j in reliability["judge"])
+    for r in reliability.itertuples():
+        lines.append(f"  {r.judge:<{width}} {np.exp(r.estimate):9.3f}  "
+                     f"[{np.exp(r.ci_low):.3f}, {np.exp(r.ci_high):.3f}]")
+    return lines
 
 
 def format_ranking(ranking, *, show: int | None = None) -> str:
@@ -46,16 +66,19 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                      "quality, so these intervals leave that uncertainty out; the Laplace "
                      "intervals (elo_ci_low/high in --json and --out) include it")
     lines.append("")
-    if len(ranking.bias):
+    reliability = ranking.bias[ranking.bias["name"] == LOG_RELIABILITY]
+    bias = ranking.bias[ranking.bias["name"] != LOG_RELIABILITY]
+    if len(bias):
         pct = int(round(ranking.level * 100))
         lines.append(f"bias estimates (logits per unit; {pct}% intervals):")
-        labels = [f"{r.judge}/{r.name}" for r in ranking.bias.itertuples()]
+        labels = [f"{r.judge}/{r.name}" for r in bias.itertuples()]
         width = max(len(label) for label in labels)
-        for label, r in zip(labels, ranking.bias.itertuples()):
+        for label, r in zip(labels, bias.itertuples()):
             lines.append(f"  {label:<{width}} {r.estimate:+9.4f}  "
                          f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]  s.e. {r.std_error:.4f}")
     else:
         lines.append("bias estimates: none (naive model)")
+    lines += reliability_lines(reliability, ranking.level)
     lines.append("")
     lines.append(f"diagnostics: {format_count(d.get('n_judges', 1))} judge(s); first-shown win "
                  f"rate {d.get('first_shown_win_rate', float('nan')):.3f}; ties "
@@ -74,6 +97,12 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                      f"(agreement with {format_count(gate['n_anchors'])} anchors: bias-aware "
                      f"{gate['bias_aware_agreement']:.3f} vs naive {gate['naive_agreement']:.3f});"
                      f" scores from the {gate['model_used']} fit")
+    ppi = d.get("ppi")
+    if ppi:
+        lines.append(f"prediction-powered scores (PPI++): {format_count(ppi['n_labelled'])} "
+                     f"human-labelled pairs, {format_count(ppi['n_unlabelled'])} more pairs "
+                     f"predicted by the judge's {ppi['predictions']} fit (bias terms "
+                     f"removed); lambda = {ppi['lambda']:.3f} (0: the labels alone)")
     check = d.get("assumption")
     if check:
         lines.append(f"correction: assumes quality is uncorrelated with "

@@ -1,0 +1,328 @@
+"""Bias-aware Bradley–Terry with a reliability per judge: the model that lets judges of
+different fidelity share one ranking [bias-aware-active-topk §7, future work].
+
+Model, for a verdict of judge ``j`` on ``a`` shown before ``b``::
+
+    P(a preferred) = sigmoid(tau_j (theta_a - theta_b) + sum_m c_{j,m} (x_{a,m} - x_{b,m})
+                             + kappa_j),      tau_j = exp(u_j)
+
+``tau_j`` is the judge's reliability, a temperature on the quality difference: a cheap,
+noisy judge (small ``tau_j``) decides closer to a coin flip, so one of its verdicts carries
+``tau_j**2`` times the Fisher information of a verdict of a judge with ``tau = 1`` about
+``theta_a - theta_b``. The bias terms are those of :func:`~fairjudge.models.bias_aware_bt`,
+per judge. Priors: ``theta ~ N(0, lambda^-1 I)``, ``c, kappa ~ N(0, lambda_b^-1)`` on
+standardised covariates. ``theta`` and the ``tau``s could trade a common scale: the judge
+with the most verdicts is the reference, ``tau = 1``, so ``theta`` is on its logit scale
+as in the bias-aware model, and every other judge's ``u_j ~ N(0, lambda_u^-1)``: its
+reliability *relative to the reference*, identified by the items the judges share. (A
+sum-to-zero constraint, as in the consensus model, would make a judge with few verdicts
+the mirror image of one with many; relative to a reference, a judge with few verdicts
+stays near its prior instead.) The likelihood of a verdict is the same whichever judge is
+the reference; the posterior mode is nearly so while the data outweigh the priors (the
+priors on theta and u are stated on the reference's scale). With one judge ``u = 0`` and
+the model is exactly the bias-aware one.
+
+The same model on contestant-level panels, with a self-preference covariate, is
+:func:`fairjudge.consensus.reliability_bt`; this one takes :class:`Comparisons` and item
+covariates like every estimator in :mod:`fairjudge.models`, so the active ranker can fit
+it between acquisitions.
+
+Assumptions: a judge's noise is exchangeable across pairs (a verdict is a Bernoulli draw at
+its temperature; pair-specific blind spots of a temperature-0 judge are treated as noise);
+its biases are linear on the logit scale; judges are linked by sharing pairs or items, so
+that their reliabilities are identified relative to each other.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import linalg, sparse
+from scipy.special import expit
+
+from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
+from fairjudge.data._encode import Comparisons
+from fairjudge.models._bt import (
+    POSITION,
+    BiasEstimate,
+    BTFit,
+    _check_common,
+    standardise_covariates,
+    standardise_verdict_covariates,
+)
+from fairjudge.models._engine import aggregate_pairs
+from fairjudge.models._graph import warn_if_disconnected
+from fairjudge.models._registry import ModelSpec, register_model
+
+#: Name of the reliability entries of :attr:`BTFit.reliability` (``u_j = log tau_j``).
+LOG_RELIABILITY = "log_reliability"
+
+
+class _Objective:
+    """Negative log-posterior over ``[theta (N) | bias (J q) | u_1..u_{J-1}]``."""
+
+    def __init__(self, comparisons: Comparisons, x_std: np.ndarray, *, position: bool,
+                 prior_precision: float, bias_prior_precision: np.ndarray,
+                 reliability_prior_precision: float):
+        v_std, self.v_names, self.v_scale = standardise_verdict_covariates(comparisons)
+        pairs = aggregate_pairs(comparisons, v_std)
+        self.pairs = pairs
+        self.n_items, self.n_judges = pairs.n_items, pairs.n_judges
+        verdict_dx = (np.zeros((pairs.n.shape[0], 0)) if pairs.covariate_diff is None
+                      else pairs.covariate_diff)
+        dx = np.hstack([x_std[pairs.first] - x_std[pairs.second], verdict_dx])
+        self.design = np.hstack([dx, np.ones((dx.shape[0], 1))]) if position else dx
+        self.q = self.design.shape[1]
+        self.n_bias = self.n_judges * self.q
+        # The judge with the most verdicts is the reference (tau = 1: theta is on its logit
+        # scale); every other judge with verdicts gets a free u; a judge without verdicts
+        # keeps tau = 1, its prior mean.
+        weight = np.bincount(pairs.judge, weights=pairs.n, minlength=self.n_judges)
+        self.reference = int(np.argmax(weight))
+        self.seen = np.flatnonzero(weight > 0)
+        free = self.seen[self.seen != self.reference]
+        self.n_u = free.size
+        self.n_params = self.n_items + self.n_bias + self.n_u
+        self.lam = float(prior_precision)
+        self.lam_b = bias_prior_precision
+        self.lam_u = float(reliability_prior_precision)
+        self.u_map = np.zeros((self.n_judges, self.n_u))
+        self.u_map[free, np.arange(self.n_u)] = 1.0
+        rows = pairs.n.shape[0]
+        self._rows = np.arange(rows)
+        self._bias_cols = (self.n_items + pairs.judge[:, None] * self.q
+                           + np.arange(self.q)[None, :])
+
+    def unpack(self, beta):
+        n, nb = self.n_items, self.n_bias
+        theta = beta[:n]
+        bias = beta[n:n + nb].reshape(self.n_judges, self.q)
+        u = self.u_map @ beta[n + nb:]
+        return theta, bias, u
+
+    def _eta(self, beta):
+        theta, bias, u = self.unpack(beta)
+        p = self.pairs
+        tau = np.exp(u)[p.judge]
+        diff = theta[p.first] - theta[p.second]
+        eta = tau * diff + np.einsum("rq,rq->r", self.design, bias[p.judge])
+        return eta, tau, diff, u
+
+    def value(self, beta) -> float:
+        eta, _, _, u = self._eta(beta)
+        p = self.pairs
+        nll = float(p.n @ np.logaddexp(0.0, eta) - p.wins @ eta)
+        theta = beta[:self.n_items]
+        b = beta[self.n_items:self.n_items + self.n_bias]
+        return nll + 0.5 * (self.lam * theta @ theta + self.lam_b @ (b * b)
+                            + self.lam_u * u @ u)
+
+    def derivatives(self, beta):
+        """Gradient (P,), the Gauss–Newton (expected-information) Hessian and the exact
+        Hessian, both (P, P) with the priors."""
+        eta, tau, diff, u = self._eta(beta)
+        p, n, nb = self.pairs, self.n_items, self.n_bias
+        prob = expit(eta)
+        resid = p.n * prob - p.wins                      # d nll / d eta
+        curv = p.n * prob * (1.0 - prob)                 # d^2 nll / d eta^2
+        jac = self._jacobian(tau, diff)
+        grad = jac.T @ resid
+        gauss_newton = (jac.T @ jac.multiply(curv[:, None])).toarray()
+        prior = np.concatenate([np.full(n, self.lam), self.lam_b])
+        grad[:n + nb] += prior * beta[:n + nb]
+        gauss_newton[np.arange(n + nb), np.arange(n + nb)] += prior
+        if self.n_u:
+            grad[n + nb:] += self.lam_u * self.u_map.T @ u
+            gauss_newton[n + nb:, n + nb:] += self.lam_u * self.u_map.T @ self.u_map
+        exact = gauss_newton.copy()
+        if self.n_u:
+            # resid * d^2 eta: d eta / d theta_first = tau_j, so d^2 eta / (d theta d u_j)
+            # = +-tau_j, and d^2 eta / d u_j^2 = tau_j * diff.
+            per_judge = np.zeros((n, self.n_judges))
+            np.add.at(per_judge, (p.first, p.judge), resid * tau)
+            np.add.at(per_judge, (p.second, p.judge), -resid * tau)
+            cross = per_judge @ self.u_map                # (N, J-1)
+            exact[:n, n + nb:] += cross
+            exact[n + nb:, :n] += cross.T
+            t = np.bincount(p.judge, resid * tau * diff, self.n_judges)
+            exact[n + nb:, n + nb:] += self.u_map.T @ (t[:, None] * self.u_map)
+        return grad, gauss_newton, exact
+
+    def _jacobian(self, tau, diff):
+        p, r = self.pairs, self._rows
+        n_rows = r.size
+        rows = [r, r, np.repeat(r, self.q)]
+        cols = [p.first, p.second, self._bias_cols.ravel()]
+        vals = [tau, -tau, self.design.ravel()]
+        if self.n_u:
+            d_eta_du = self.u_map[p.judge] * (tau * diff)[:, None]   # (R, J-1)
+            rows.append(np.repeat(r, self.n_u))
+            cols.append(np.tile(self.n_items + self.n_bias + np.arange(self.n_u), n_rows))
+            vals.append(d_eta_du.ravel())
+        return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
+                                                         np.concatenate(cols))),
+                                 shape=(n_rows, self.n_params))
+
+
+def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names=None,
+                   position: bool = True, prior_precision: float = 1.0,
+                   bias_prior_precision=0.1, reliability_prior_precision: float = 1.0,
+                   init=None, tol: float = 1e-8, max_iter: int = 200,
+                   check_graph: bool = True) -> BTFit:
+    """Bias-aware Bradley–Terry MAP with a reliability ``tau_j`` per judge (module docstring).
+
+    The mode is found by damped Newton steps on the exact Hessian (the Gauss–Newton one
+    where the exact one is not positive definite, far from the mode: ``tau (theta_a -
+    theta_b)`` is bilinear); the Laplace covariance is the inverse exact Hessian at the
+    mode, so the intervals of ``theta`` carry the uncertainty of the reliabilities.
+
+    Parameters
+    ----------
+    comparisons : Comparisons
+        Verdicts of one or more judges.
+    covariates : array_like, shape (N, d), optional
+        Raw item covariates; standardised inside the model.
+    covariate_names : sequence of str, optional
+    position : bool
+        Model a per-judge position term ``kappa_j``.
+    prior_precision, bias_prior_precision : float
+        ``lambda`` and ``lambda_b`` as in :func:`~fairjudge.models.bias_aware_bt`.
+    reliability_prior_precision : float
+        ``lambda_u``: prior precision of each ``log tau_j`` (1: a judge's reliability is a
+        priori within a factor e**2 of 1, 95%).
+    init : ndarray, optional
+        Warm start (a previous reliability fit's ``params``).
+
+    Returns
+    -------
+    BTFit
+        ``model == "reliability"``; ``reliability`` holds ``log tau_j`` per judge with
+        verdicts (the reference's is 0 with standard error 0), with its Laplace standard
+        error (:meth:`BTFit.judge_reliability` gives ``tau_j``; a judge without verdicts
+        has ``tau = 1``).
+
+    Examples
+    --------
+    >>> from fairjudge.data import Comparisons
+    >>> c = Comparisons.from_outcomes([0, 1, 2, 0, 1], [1, 2, 0, 2, 0], list("aaaab"),
+    ...                               judge=[0, 0, 0, 1, 1], judges=["cheap", "strong"])
+    >>> fit = reliability_bt(c)
+    >>> sorted(fit.judge_reliability())
+    ['cheap', 'strong']
+    """
+    _check_common(comparisons, prior_precision)
+    if not (np.isfinite(reliability_prior_precision) and reliability_prior_precision > 0):
+        raise FairjudgeInputError("`reliability_prior_precision` must be positive; got "
+                                  f"{reliability_prior_precision!r}")
+    if check_graph:
+        warn_if_disconnected(comparisons)
+    x, names, scale = standardise_covariates(covariates, covariate_names, comparisons.n_items)
+    q = x.shape[1] + len(comparisons.covariate_names) + int(position)
+    lam_b = np.broadcast_to(np.asarray(bias_prior_precision, dtype=float),
+                            (comparisons.n_judges * q,)).copy()
+    if lam_b.size and not np.all(np.isfinite(lam_b) & (lam_b > 0)):
+        raise FairjudgeInputError("`bias_prior_precision` must be positive; got "
+                                  f"{bias_prior_precision}")
+    objective = _Objective(comparisons, x, position=position, prior_precision=prior_precision,
+                           bias_prior_precision=lam_b,
+                           reliability_prior_precision=reliability_prior_precision)
+    beta = _start(objective, comparisons, x, names, position, prior_precision, lam_b, init)
+    beta, covariance, n_iter, converged, largest = _newton(objective, beta, tol, max_iter)
+    if not converged:
+        warnings.warn(f"the reliability model did not converge in {max_iter} Newton steps "
+                      f"(largest gradient {largest:.2e})", ConvergenceWarning, stacklevel=2)
+    names = tuple(names) + objective.v_names
+    scale = np.concatenate([scale, objective.v_scale])
+    return _as_fit(objective, comparisons, beta, covariance, names, scale, position,
+                   prior_precision, lam_b, n_iter, converged)
+
+
+def _start(objective, comparisons, x, names, position, prior_precision, lam_b, init):
+    if init is not None and np.shape(init) == (objective.n_params,):
+        # The reliabilities start again from 1: the reference (the judge with the most
+        # verdicts) may have changed since the fit that gave ``init``.
+        start = np.array(init, dtype=float)
+        start[objective.n_items + objective.n_bias:] = 0.0
+        return start
+    # The bias-aware mode is the reliability model's mode at u = 0: a close start.
+    from fairjudge.models._bt import fit_penalised_bt
+
+    start = fit_penalised_bt(comparisons, x, names, np.ones(x.shape[1]), model="bias-aware",
+                             position=position, prior_precision=prior_precision,
+                             bias_prior_precision=lam_b, check_graph=False).params
+    return np.concatenate([start, np.zeros(objective.n_u)])
+
+
+def _newton(objective, beta, tol, max_iter):
+    value = objective.value(beta)
+    grad, gauss_newton, exact = objective.derivatives(beta)
+    converged, n_iter = False, 0
+    for n_iter in range(1, max_iter + 1):
+        try:
+            factor = linalg.cho_factor(exact, lower=True, check_finite=False)
+        except linalg.LinAlgError:
+            factor = linalg.cho_factor(gauss_newton, lower=True, check_finite=False)
+        step = linalg.cho_solve(factor, grad, check_finite=False)
+        decrement = float(grad @ step)
+        # Converged: a step below `tol`, or a Newton decrement at rounding level (a flat
+        # direction of the bilinear likelihood can keep steps above `tol` that change
+        # nothing).
+        if np.max(np.abs(step)) < tol or abs(decrement) < 1e-14 * max(1.0, abs(value)):
+            beta = beta - step
+            converged = True
+            break
+        if decrement <= 0:  # not a descent direction: fall back to Gauss–Newton
+            step = linalg.cho_solve(linalg.cho_factor(gauss_newton, lower=True), grad)
+            decrement = float(grad @ step)
+        t = 1.0
+        while True:
+            candidate = objective.value(beta - t * step)
+            if candidate <= value - 0.25 * t * decrement or t < 1e-10:
+                break
+            t *= 0.5
+        beta, value = beta - t * step, candidate
+        grad, gauss_newton, exact = objective.derivatives(beta)
+    grad, gauss_newton, exact = objective.derivatives(beta)
+    try:
+        covariance = linalg.cho_solve(linalg.cho_factor(exact, lower=True),
+                                      np.eye(objective.n_params))
+    except linalg.LinAlgError:
+        covariance = linalg.cho_solve(linalg.cho_factor(gauss_newton, lower=True),
+                                      np.eye(objective.n_params))
+    covariance = (covariance + covariance.T) / 2
+    return beta, covariance, n_iter, converged, float(np.max(np.abs(grad)))
+
+
+def _as_fit(objective, comparisons, beta, covariance, names, scale, position,
+            prior_precision, lam_b, n_iter, converged) -> BTFit:
+    n, q, nb = objective.n_items, objective.q, objective.n_bias
+    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    per_judge = np.bincount(comparisons.judge, minlength=comparisons.n_judges)
+    bias = []
+    for j, judge in enumerate(comparisons.judges):
+        base = n + j * q
+        for m, name in enumerate(names):
+            bias.append(BiasEstimate(name, judge, float(beta[base + m] / scale[m]),
+                                     float(se[base + m] / scale[m]), int(per_judge[j])))
+        if position:
+            bias.append(BiasEstimate(POSITION, judge, float(beta[base + q - 1]),
+                                     float(se[base + q - 1]), int(per_judge[j])))
+    u = objective.u_map @ beta[n + nb:]
+    u_cov = objective.u_map @ covariance[n + nb:, n + nb:] @ objective.u_map.T
+    u_se = np.sqrt(np.clip(np.diag(u_cov), 0.0, None))
+    reliability = tuple(BiasEstimate(LOG_RELIABILITY, comparisons.judges[j], float(u[j]),
+                                     float(u_se[j]), int(per_judge[j]))
+                        for j in objective.seen)
+    return BTFit(
+        model="reliability", item_ids=comparisons.item_ids, scores=beta[:n].copy(),
+        covariance=covariance[:n, :n].copy(), bias=tuple(bias), judges=comparisons.judges,
+        covariate_names=names, params=beta, param_covariance=covariance,
+        covariate_scale=scale, prior_precision=float(prior_precision),
+        bias_prior_precision=lam_b, n_comparisons=float(comparisons.weight.sum()),
+        n_iter=n_iter, converged=converged, reliability=reliability)
+
+
+register_model(ModelSpec(
+    "reliability", "bias-aware Bradley–Terry with a reliability (temperature) per judge",
+    reliability_bt, covariates="optional", position=True, bias_prior=True, warm_start=True))

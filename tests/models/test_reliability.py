@@ -1,0 +1,95 @@
+"""The bias-aware Bradley–Terry model with a reliability per judge."""
+
+import numpy as np
+import pytest
+
+from fairjudge.data import Comparisons
+from fairjudge.models import LOG_RELIABILITY, bias_aware_bt, fit_model, reliability_bt
+from fairjudge.models._bt import standardise_covariates
+from fairjudge.models._reliability import _Objective
+
+N = 30
+
+
+def panel(seed, n_cheap, n_strong, tau=(0.4, 1.5)):
+    """A cheap judge (tau 0.4, length bias 1, first-slot lean 0.5) and a strong one (tau
+    1.5, unbiased) on random ordered pairs of N items."""
+    rng = np.random.default_rng(seed)
+    theta, x = rng.normal(0, 1.25, N), rng.normal(0, 1, N)
+    first, second, outcome, judge = [], [], [], []
+    for j, (t, c, kappa, m) in enumerate(((tau[0], 1.0, 0.5, n_cheap),
+                                          (tau[1], 0.0, 0.0, n_strong))):
+        a = rng.integers(0, N, m)
+        b = (a + rng.integers(1, N, m)) % N
+        eta = t * (theta[a] - theta[b]) + c * (x[a] - x[b]) + kappa
+        first += list(a)
+        second += list(b)
+        outcome += list(np.where(rng.random(m) < 1 / (1 + np.exp(-eta)), "a", "b"))
+        judge += [j] * m
+    data = Comparisons.from_outcomes(first, second, outcome, judge=judge,
+                                     judges=["cheap", "strong"], n_items=N)
+    return data, theta, x
+
+
+def test_one_judge_is_exactly_the_bias_aware_model():
+    data, _, x = panel(0, 2000, 0)
+    data = Comparisons.from_outcomes(data.first, data.second,
+                                     np.where(data.first_score == 1, "a", "b"), n_items=N)
+    fit = reliability_bt(data, x[:, None], covariate_names=["length"])
+    reference = bias_aware_bt(data, x[:, None], covariate_names=["length"])
+    np.testing.assert_allclose(fit.params, reference.params, atol=1e-9)
+    np.testing.assert_allclose(fit.covariance, reference.covariance, atol=1e-9)
+    assert fit.model == "reliability" and fit.judge_reliability() == {"judge": 1.0}
+
+
+def test_gradient_and_hessian_match_finite_differences():
+    data, _, x = panel(1, 600, 300)
+    x_std, _, _ = standardise_covariates(x[:, None], None, N)
+    objective = _Objective(data, x_std, position=True, prior_precision=1.0,
+                           bias_prior_precision=np.full(4, 0.1),
+                           reliability_prior_precision=1.0)
+    beta = np.random.default_rng(2).normal(0, 0.3, objective.n_params)
+    grad, _, exact = objective.derivatives(beta)
+    step = 1e-6
+    numeric_grad, numeric_hess = np.zeros_like(grad), np.zeros_like(exact)
+    for k in range(beta.size):
+        e = np.zeros_like(beta)
+        e[k] = step
+        numeric_grad[k] = (objective.value(beta + e) - objective.value(beta - e)) / (2 * step)
+        numeric_hess[:, k] = (objective.derivatives(beta + e)[0]
+                              - objective.derivatives(beta - e)[0]) / (2 * step)
+    np.testing.assert_allclose(grad, numeric_grad, atol=1e-4)
+    np.testing.assert_allclose(exact, numeric_hess, atol=1e-4)
+
+
+def test_the_reliability_ratio_is_recovered_within_its_interval():
+    """The cheap judge gives 3 verdicts in 4, so it is the reference (tau = 1); the strong
+    judge's tau is the true ratio 1.5 / 0.4 = 3.75 (with the cheap judge's length bias
+    modelled: left out, it would enter the cheap judge's quality scale)."""
+    data, theta, x = panel(3, 30000, 10000)
+    fit = fit_model("reliability", data, x[:, None])
+    (cheap, strong) = fit.reliability
+    assert cheap.judge == "cheap" and cheap.estimate == 0 and cheap.std_error == 0
+    assert strong.name == LOG_RELIABILITY and strong.n == 10000
+    assert abs(strong.estimate - np.log(3.75)) < 4 * strong.std_error
+    assert fit.judge_reliability()["strong"] == pytest.approx(np.exp(strong.estimate))
+    # theta is on the reference judge's scale: 0.4 x the true quality
+    slope = np.polyfit(theta, fit.scores, 1)[0]
+    assert slope == pytest.approx(0.4, rel=0.1)
+
+
+def test_a_judge_without_verdicts_keeps_tau_one():
+    data, _, _ = panel(4, 800, 0)
+    fit = reliability_bt(data)
+    assert fit.judges == ("cheap", "strong")
+    assert [r.judge for r in fit.reliability] == ["cheap"]
+    assert fit.judge_reliability() == {"cheap": 1.0, "strong": 1.0}
+    np.testing.assert_allclose(fit.scores, bias_aware_bt(data).scores, atol=1e-9)
+
+
+def test_bad_settings_are_named():
+    data, _, _ = panel(5, 50, 50)
+    with pytest.raises(ValueError, match="reliability_prior_precision"):
+        reliability_bt(data, reliability_prior_precision=0)
+    with pytest.raises(ValueError, match="bias_prior_precision"):
+        reliability_bt(data, bias_prior_precision=-1)
