@@ -271,6 +271,13 @@ def _check_assumption(comparisons, x, names, fit, diagnostics, *, prior_precisio
 ANCHOR_FOLDS = 5
 
 
+def _decisive_first_rate(winner: pd.Series) -> float:
+    """Share of decisive verdicts (``a`` or ``b``) won by the first-shown answer."""
+    first = int((winner == Outcome.A.value).sum())
+    decisive = first + int((winner == Outcome.B.value).sum())
+    return first / decisive if decisive else float("nan")
+
+
 def _ppi_fit(comparisons, anchors, judge_fit: BTFit, diagnostics, *,
              prior_precision: float) -> BTFit:
     """The humans' scores by PPI++: each pair's human credit (the mean over its labels, to
@@ -508,7 +515,8 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         "n_judges": comparisons.n_judges,
         "judges": list(comparisons.judges),
         "ties": int((verdicts["winner"] == Outcome.TIE.value).sum()),
-        "first_shown_win_rate": float((verdicts["winner"] == Outcome.A.value).mean()),
+        # Among decisive verdicts: a tie favours neither slot [position-bias-swap].
+        "first_shown_win_rate": _decisive_first_rate(verdicts["winner"]),
         "covariates": (names or []) + list(verdict_names),
         "per_verdict_covariates": list(verdict_names),
         "covariates_named": covariates is not None,

@@ -188,18 +188,20 @@ def test_the_text_report_defines_figures_that_could_seem_to_contradict(capsys):
     from fairjudge.report import render_audits
 
     verdicts, items, gold = synthetic(length_logit=0.5, position=0.8, seed=2)
-    # A judge that ties a third of the time: its first-slot rate (ties included) and its
-    # first-shown preference (ties left out) must differ, and both must be explained.
+    # A judge that ties a third of the time: its first-slot rate and its first-shown
+    # preference both leave ties out (so they agree), and the tie rate stands beside them.
     ties = np.arange(len(verdicts)) % 3 == 0
     tied = load_verdicts(verdicts.assign(winner=np.where(ties, "tie", verdicts["winner"])))
     audit = audit_verdicts(tied, items=items[["text"]], gold=gold, n_boot=100)
     text = render_audits(audit)
     a = audit["openai:gpt-4o-mini"]
     prefs = a.covariates.preferences.set_index("preference")
-    assert a.first_position_rate.estimate < prefs.loc["prefer first", "judge"]
-    assert "first-slot rate" in text and "(ties included; 0.5 = fair)" in text
+    assert a.first_position_rate.estimate == pytest.approx(prefs.loc["prefer first", "judge"])
+    assert a.tie_rate.estimate == pytest.approx(ties.mean(), abs=0.01)
+    assert "first-slot rate" in text and "(decisive verdicts; 0.5 = no slot preference; " \
+        "ties 0.3" in text
     assert "ties left out" in text and "at a fixed gold label" in text
-    assert "how to read: the first-slot rate counts ties" in text
+    assert "how to read: the first-slot rate is among decisive verdicts" in text
     assert "They can differ in sign" in text.replace("\n", " ")
     unknown = render_audits(audit_verdicts(tied.assign(judge="mystery-judge"), items=items,
                                            gold=gold, n_boot=100))

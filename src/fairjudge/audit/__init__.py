@@ -18,15 +18,16 @@ from fairjudge.audit._position import (
                                        pair_consistency,
                                        position_consistency,
                                        repetition_stability,
+                                       tie_rate,
 )
 from fairjudge.audit._run import AuditRun, audit_judge
 from fairjudge.audit._self import DEFAULT_FAMILIES, SelfPreference, model_family, self_preference
 
 __all__ = [
-    "DEFAULT_FAMILIES",
     "AuditRun",
     "Comparison",
     "CovariateBias",
+    "DEFAULT_FAMILIES",
     "ExternalValidity",
     "JudgeAudit",
     "SelfPreference",
@@ -47,4 +48,5 @@ __all__ = [
     "position_consistency",
     "repetition_stability",
     "self_preference",
+    "tie_rate",
 ]

@@ -17,6 +17,7 @@ from fairjudge.audit._position import (
     gold_accuracy,
     position_consistency,
     repetition_stability,
+    tie_rate,
 )
 from fairjudge.audit._self import SelfPreference, self_preference
 from fairjudge.data._schema import INJECTION_FLAGS
@@ -35,7 +36,10 @@ class JudgeAudit:
     invalid_rate : Estimate
         Share of calls whose output could not be parsed.
     position_consistency, first_position_rate, repetition_stability : Estimate
-        [position-bias-swap]; repetition stability is NaN without repeated calls.
+        [position-bias-swap]; the first-slot rate is among decisive verdicts; repetition
+        stability is NaN without repeated calls.
+    tie_rate : Estimate
+        Share of valid verdicts that are ties.
     accuracy : Estimate or None
         Agreement with gold (exact label match), when gold labels are given.
     length_bias, markdown_bias : Estimate or None
@@ -60,6 +64,7 @@ class JudgeAudit:
     position_consistency: Estimate
     first_position_rate: Estimate
     repetition_stability: Estimate
+    tie_rate: Estimate | None = None
     accuracy: Estimate | None = None
     length_bias: Estimate | None = None
     markdown_bias: Estimate | None = None
@@ -80,6 +85,7 @@ class JudgeAudit:
                "position_consistency": est(self.position_consistency),
                "first_position_rate": est(self.first_position_rate),
                "repetition_stability": est(self.repetition_stability),
+               "tie_rate": est(self.tie_rate),
                "accuracy": est(self.accuracy), "length_bias": est(self.length_bias),
                "markdown_bias": est(self.markdown_bias), "n_pairs": self.n_pairs,
                "flagged_pairs": self.flagged_pairs}
@@ -166,6 +172,7 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
             "invalid_rate": bootstrap_rate(invalid, **kwargs),
             "position_consistency": position_consistency(v, **kwargs),
             "first_position_rate": first_position_rate(v, **kwargs),
+            "tie_rate": tie_rate(v, **kwargs),
             "repetition_stability": repetition_stability(v, **kwargs),
         }
         audit["flagged_pairs"], audit["n_pairs"] = flagged_pair_counts(v)

@@ -58,15 +58,27 @@ def position_consistency(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot:
 
 def first_position_rate(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
                         rng=0) -> Estimate:
-    """Share of verdicts that prefer the first-shown answer (preference fairness).
+    """Share of decisive verdicts (``a`` or ``b``) that pick the first-shown answer.
 
-    Ties count in the denominator (a tie favours neither slot); invalid outputs are
-    excluded. 0.5 is a fair judge; the interval is a bootstrap over pairs (the two orders of
-    a pair are resampled together; ``n`` counts pairs) [position-bias-swap, "preference
-    fairness"].
+    0.5 is a judge without a slot preference. Ties and invalid outputs are left out: a tie
+    favours neither slot, and counting it as "not first" would make a judge that ties
+    often and otherwise always picks the first slot read as fair (:func:`tie_rate` reports
+    ties beside it). The interval is a bootstrap over pairs (the two orders of a pair are
+    resampled together; ``n`` counts pairs) [position-bias-swap, the share of first-slot
+    wins].
     """
+    decisive = verdicts[verdicts["winner"].isin(["a", "b"]).fillna(False).to_numpy(bool)]
+    return bootstrap_rate((decisive["winner"] == "a").to_numpy(dtype=float),
+                          clusters=pair_clusters(decisive), level=level, n_boot=n_boot,
+                          rng=rng)
+
+
+def tie_rate(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
+             rng=0) -> Estimate:
+    """Share of valid verdicts (``a``, ``b`` or ``tie``) that are ties, with a bootstrap
+    interval over pairs; the companion of :func:`first_position_rate`."""
     valid = verdicts[verdicts["winner"].isin(["a", "b", "tie"]).fillna(False).to_numpy(bool)]
-    return bootstrap_rate((valid["winner"] == "a").to_numpy(dtype=float),
+    return bootstrap_rate((valid["winner"] == "tie").to_numpy(dtype=float),
                           clusters=pair_clusters(valid), level=level, n_boot=n_boot, rng=rng)
 
 

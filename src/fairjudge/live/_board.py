@@ -169,8 +169,9 @@ class LiveLeaderboard:
                        "n_items": len(self._item_ids), "n_judges": len(self._judges),
                        "judges": list(self._judges), "n_cells": self.n_cells,
                        "ties": int(weight[score == TIE_SCORE].sum()),
+                       # Among decisive verdicts: a tie favours neither slot.
                        "first_shown_win_rate": float(weight[score == 1.0].sum()
-                                                     / weight.sum()),
+                                                     / weight[score != TIE_SCORE].sum()),
                        "components": len(comparison_components(comparisons)),
                        "covariates": list(self._names or []),
                        "covariates_named": self._covariates_named,

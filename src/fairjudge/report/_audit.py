@@ -98,8 +98,8 @@ def _covariate_lines(covariates, length_bias, markdown_bias) -> list[str]:
 
 #: How to read the audit's figures, printed once after the judges.
 AUDIT_NOTES = (
-    "how to read: the first-slot rate counts ties (as not picking the first answer), the "
-    "first-shown preference leaves them out, so the two differ for a judge that ties. The "
+    "how to read: the first-slot rate is among decisive verdicts (ties, shown beside it, "
+    "favour neither slot), as is the first-shown preference. The "
     "length bias compares how often the judge and gold pick the longer answer on the same "
     "verdicts; the length coefficient is the effect of length on the judge's choice at a "
     "fixed gold label (logistic regression on log2 of the word-count ratio, +1 smoothed). "
@@ -112,8 +112,9 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
     for judge, a in audits.items():
         lines.append(f"judge {judge}: {format_count(a.n_verdicts)} verdicts")
         lines.append(f"  position consistency   {_ci(a.position_consistency)}")
-        lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (ties "
-                     "included; 0.5 = fair)")
+        ties = "" if a.tie_rate is None else f"; ties {a.tie_rate.estimate:.3f} of verdicts"
+        lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (decisive "
+                     f"verdicts; 0.5 = no slot preference{ties})")
         lines.append(f"  repetition stability   {_ci(a.repetition_stability)}")
         lines.append(f"  invalid outputs        {_ci(a.invalid_rate)}")
         if a.accuracy is not None:
@@ -250,7 +251,8 @@ def audit_overview(audits: dict) -> pd.DataFrame:
         rows[judge] = {
             "verdicts": format_count(a.n_verdicts),
             "position consistency": cell(a.position_consistency),
-            "first-slot rate (0.5 fair)": cell(a.first_position_rate),
+            "first-slot rate, decisive (0.5 fair)": cell(a.first_position_rate),
+            "tie rate": cell(a.tie_rate),
             "accuracy vs gold": cell(a.accuracy),
             "length bias": cell(a.length_bias),
             "markdown bias": cell(a.markdown_bias),

@@ -20,9 +20,9 @@ from fairjudge.report._provenance import Provenance
 from fairjudge.report._ranking_html import MATRIX_ITEMS, ranking_parts
 
 #: Columns of the audit overview that say how biased a judge is, and how consistent.
-_BIAS_COLUMNS = ("first-slot rate (0.5 fair)", "length bias", "markdown bias",
+_BIAS_COLUMNS = ("first-slot rate, decisive (0.5 fair)", "length bias", "markdown bias",
                  "self-preference (excess)")
-_CONSISTENCY_COLUMNS = ("verdicts", "position consistency", "accuracy vs gold")
+_CONSISTENCY_COLUMNS = ("verdicts", "position consistency", "tie rate", "accuracy vs gold")
 #: Excess probabilities at which the bias heat table reaches its darkest colour.
 BIAS_SCALE = 0.25
 

@@ -56,7 +56,8 @@ def ranking_parts(ranking) -> dict:
              ("verdicts", format_count(d.get("n_verdicts", ranking.fit.n_comparisons))),
              ("judges", ", ".join(map(str, d.get("judges", [])))),
              ("covariates", ", ".join(d.get("covariates", [])) or "none"),
-             ("first-shown win rate", f"{d.get('first_shown_win_rate', np.nan):.3f}"),
+             ("first-shown win rate (decisive verdicts)",
+              f"{d.get('first_shown_win_rate', np.nan):.3f}"),
              ("graph components", format_count(d.get("components", 1))),
              ("score variance inflation", f"{d.get('score_variance_inflation', 1.0):.2f}"),
              ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps")]

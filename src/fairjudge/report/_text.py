@@ -81,7 +81,8 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
     lines += reliability_lines(reliability, ranking.level)
     lines.append("")
     lines.append(f"diagnostics: {format_count(d.get('n_judges', 1))} judge(s); first-shown win "
-                 f"rate {d.get('first_shown_win_rate', float('nan')):.3f}; ties "
+                 f"rate {d.get('first_shown_win_rate', float('nan')):.3f} (decisive verdicts); "
+                 f"ties "
                  f"{format_count(d.get('ties', 0))}; graph components "
                  f"{format_count(d.get('components', 1))}; converged {d.get('converged')} "
                  f"in {d.get('n_iter')} Newton steps")
