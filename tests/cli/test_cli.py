@@ -371,3 +371,23 @@ def test_help_imports_nothing_heavy():
     for command in ("rank", "select", "judge", "audit", "compare", "probes", "cache", "demo",
                     "experiment"):
         assert command in done.stdout
+
+
+@pytest.mark.slow
+def test_experiment_topk_sweeps_lambda_b(tmp_path, capsys):
+    """The paper's lambda_b sweep: one result folder per value, each run with its own
+    prior (recorded in its config), and recall by lambda_b side by side."""
+    out = tmp_path / "sweep"
+    code = main(["experiment", "topk", "--oracles", "1", "--seeds", "1", "--budgets", "20",
+                 "--rules", "topk", "--models", "bias-aware", "--k-values", "5", "--large-n",
+                 "0", "--jobs", "1", "--bias-prior-precision", "0.1,2", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    for value in ("0.1", "2"):
+        config = pd.read_csv(out / f"lambda_b={value}" / "config.csv")
+        assert config["bias_prior_precision"].iloc[0] == float(value)
+    assert "mean top-k recall by lambda_b" in captured.out
+    assert "lambda_b=0.1" in captured.out and "lambda_b=2" in captured.out
+    assert main(["experiment", "topk", "--bias-prior-precision", "0,1", "--out",
+                 str(tmp_path / "x")]) == 2
+    assert "'0' must be positive" in capsys.readouterr().err

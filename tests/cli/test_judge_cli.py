@@ -71,7 +71,7 @@ def test_usage_errors_are_one_line(tmp_path, pairs_file, capsys):
     code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--strategy", "S9",
                         "--out", tmp_path / "v.jsonl"], capsys)
     assert code == 2 and err.strip() == ("error: unknown strategy 'S9'; choose from B0, S1, "
-                                         "S2, S3, S4, S5, S6, S7, S8, CWO")
+                                         "S2, S3, S4, S5, S6, S7, S8, CWO, SW")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "question": "q", "a": "x"}\n')
     code, _, err = run(["judge", bad, "--backend", "simulated", "--out", tmp_path / "v.jsonl"],

@@ -42,7 +42,7 @@ def judge_outputs(out: str, aggregate_path: str | None, strategy, n_backends: in
 @click.argument("pairs", type=click.Path(dir_okay=False))
 @judge_options()
 @click.option("--strategy", default="B0", show_default=True,
-              help="B0, S1 ... S8, or CWO (consistent wins only).")
+              help="B0, S1 ... S8, CWO (consistent wins only) or SW (B0 with a bias warning).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Per-call verdict table (.jsonl, .csv or .parquet).")
 @click.option("--aggregate", "aggregate_path", type=click.Path(dir_okay=False), default=None,

@@ -55,7 +55,9 @@ class TopkExperimentConfig:
     n_samples : int
         Membership samples ``S``.
     prior_precision, bias_prior_precision : float
-        ``lambda`` and ``lambda_b``.
+        ``lambda`` and ``lambda_b``; ``lambda_b`` applies to standardised covariates (one
+        unit is one standard deviation of the covariate across items), as in the paper's
+        sweep over {0.1, 1, 2}.
     refit_every : int
     seed : int
         Master seed: oracle ``o`` uses ``seed`` and ``o``; strategy seeds derive from it.

@@ -44,8 +44,15 @@ RUBRIC = (
     " reasoning)"
 )
 
-_SYSTEM = (
-    "You are an impartial judge comparing two AI assistant answers to the same user question. "
+# The judge's role and nothing more: B0 is the paper's naive baseline ("minimal prompt
+# requesting a JSON verdict with reasoning", debiasing-strategies-study §3.3), and every
+# strategy differs from it only in its own mechanism. (Version 1 of these templates also
+# told the judge to ignore order, length, formatting and authorship: a debiasing strategy
+# of its own, which shrank every measured B0 bias and every B0 -> S gain.)
+_ROLE = "You are comparing two AI assistant answers to the same user question."
+
+# That instruction, kept as its own named template and strategy (``warned``, ``SW``).
+_BIAS_WARNING = (
     "Judge substance, not presentation: do not let the order of the answers, their length, "
     "their formatting, or the identity of their authors influence you."
 )
@@ -197,7 +204,10 @@ class PromptTemplate:
 
 BUILTIN_TEMPLATES = {
     "baseline": PromptTemplate(
-        "baseline", "1", _SYSTEM,
+        "baseline", "2", _ROLE,
+        _ANSWERS + "\nWhich answer is better? " + _JSON_VERDICT),
+    "warned": PromptTemplate(
+        "warned", "1", f"{_ROLE} {_BIAS_WARNING}",
         _ANSWERS + "\nWhich answer is better? " + _JSON_VERDICT),
     "letter": PromptTemplate(
         "letter", "1", "",
@@ -205,23 +215,23 @@ BUILTIN_TEMPLATES = {
         + "\nWhich answer is more accurate and complete? Respond with ONLY the single letter "
           "A or B."),
     "rubric": PromptTemplate(
-        "rubric", "1", _SYSTEM,
+        "rubric", "2", _ROLE,
         _ANSWERS + "\nScore each answer from 1 to 5 on this rubric: {{rubric}}. "
         + _RUBRIC_JSON),
     "cot": PromptTemplate(
-        "cot", "1", _SYSTEM,
+        "cot", "2", _ROLE,
         _ANSWERS + "\nThink step by step: list what the question requires, check each answer "
         "against it, note errors and omissions, and only then decide. " + _JSON_VERDICT),
     "reference": PromptTemplate(
-        "reference", "1", _SYSTEM,
+        "reference", "2", _ROLE,
         _ANSWERS + _REFERENCE + "\nUse the reference answer to check correctness. Which "
         "answer is better? " + _JSON_VERDICT),
     "combined-budget": PromptTemplate(
-        "combined-budget", "1", _SYSTEM,
+        "combined-budget", "2", _ROLE,
         _ANSWERS + "\nThink step by step, then score each answer from 1 to 5 on this rubric: "
         "{{rubric}}. " + _RUBRIC_JSON),
     "combined-full": PromptTemplate(
-        "combined-full", "1", _SYSTEM,
+        "combined-full", "2", _ROLE,
         _ANSWERS + _REFERENCE + "\nUse the reference answer to check correctness. Think step "
         "by step, then score each answer from 1 to 5 on this rubric: {{rubric}}. "
         + _RUBRIC_JSON),

@@ -126,11 +126,13 @@ STRATEGIES = {s.name: s for s in (
              "disagreement)", "combined-budget", both_orders=True, aggregation="swap-tie"),
     Strategy("CWO", "consistent wins only: both orders, an inconsistent pair abstains",
              "baseline", both_orders=True, aggregation="swap-abstain"),
+    Strategy("SW", "bias warning: B0 with an instruction to ignore order, length, "
+             "formatting and authorship (not one of the study's nine)", "warned"),
 )}
 
 
 def get_strategy(name: str) -> Strategy:
-    """The strategy called ``name`` (``B0``, ``S1`` ... ``S8``, ``CWO``)."""
+    """The strategy called ``name`` (``B0``, ``S1`` ... ``S8``, ``CWO``, ``SW``)."""
     try:
         return STRATEGIES[name.upper() if name.lower() != "cwo" else "CWO"]
     except KeyError:
