@@ -465,6 +465,7 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         the labels correct its bias, and the intervals are valid whatever that bias,
         provided the labelled pairs are a random subset of the compared pairs. The bias
         table is the judge's; ``diagnostics["ppi"]`` holds lambda and the pair counts.
+    prior_precision, bias_prior_precision : float
         ``lambda`` and ``lambda_b = 1/tau^2`` (paper defaults 1 and 0.1).
     position : bool
         Model the position term.
@@ -493,6 +494,11 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         For unreadable or invalid tables (naming file, line and field).
     """
     spec = model_spec(model)  # an unknown name raises, listing the registered models
+    if ppi and anchors is None:
+        raise FairjudgeInputError("ppi needs human labels (--anchors) to power the estimate")
+    if ppi and bootstrap:
+        raise FairjudgeInputError("ppi intervals are the sandwich of prediction-powered "
+                                  "inference; drop --bootstrap")
     # A fit reads ids, outcomes and per-verdict covariates; never a file's explanations.
     verdicts = load_verdicts(verdicts, columns=[
         f"{name}{suffix}" for name in covariates or () for suffix in VERDICT_COVARIATE_SUFFIXES])
@@ -534,11 +540,6 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
     warn_disconnected(components, comparisons.item_ids)
     bias_fit = fit
     anchor_comparisons = None
-    if ppi and anchors is None:
-        raise FairjudgeInputError("ppi needs human labels (--anchors) to power the estimate")
-    if ppi and bootstrap:
-        raise FairjudgeInputError("ppi intervals are the sandwich of prediction-powered "
-                                  "inference; drop --bootstrap")
     if anchors is not None and not ppi:
         if model not in ("bias-aware", "hierarchical"):
             raise FairjudgeInputError(f"anchors anchor a bias-aware model's correction; got "

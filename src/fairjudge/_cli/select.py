@@ -178,14 +178,14 @@ def _print(result, rule, model, k) -> None:
     click.echo("P(top-k): " + ", ".join(f"{i} {result.membership[i]:.2f}" for i in
                                          result.membership.sort_values(ascending=False)
                                          .index[: k + 3]))
-    from fairjudge.models import LOG_RELIABILITY
+    from fairjudge.report._tables import split_reliability
     from fairjudge.report._text import reliability_lines
 
-    for r in result.bias[result.bias["name"] != LOG_RELIABILITY].itertuples():
+    bias, reliability = split_reliability(result.bias)
+    for r in bias.itertuples():
         click.echo(f"bias {r.judge}/{r.name}: {r.estimate:+.3f} [{r.ci_low:+.3f}, "
                    f"{r.ci_high:+.3f}]")
-    for line in reliability_lines(result.bias[result.bias["name"] == LOG_RELIABILITY],
-                                  result.level):
+    for line in reliability_lines(reliability, result.level):
         click.echo(line)
     if result.recall_at:
         unit = "money" if "cost" in result.queried.columns else "B"

@@ -129,7 +129,7 @@ async def run_live_topk_async(ranker: ActiveTopK, texts, backend, *,
                     continue
                 report.invalid += verdict.outcome is Outcome.INVALID
                 answered.append((p, verdict.outcome))
-                rows.append(_call_row(ranker, p, verdict, p.judge, prices[p.judge]))
+                rows.append(_call_row(ranker, p, verdict, prices[p.judge]))
             ranker.release(failed)
             ranker.update(answered)
             spent += len(answered)
@@ -189,12 +189,12 @@ _DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.INVAL
            Outcome.ABSTAIN: "abstain"}
 
 
-def _call_row(ranker, proposal, verdict, judge, price) -> dict:
+def _call_row(ranker, proposal, verdict, price) -> dict:
     return {"pair_id": ranker.pair_id(proposal.first, proposal.second),
             "item_a": ranker.item_ids[proposal.first],
             "item_b": ranker.item_ids[proposal.second],
             "winner": _WINNER.get(verdict.outcome),
-            "outcome_detail": _DETAIL[verdict.outcome], "judge": judge,
+            "outcome_detail": _DETAIL[verdict.outcome], "judge": proposal.judge,
             "order": "ab" if proposal.first < proposal.second else "ba",
             "sample": proposal.repeat, "strategy": "B0",
             "cost": price.cost(verdict.usage) if price else np.nan,

@@ -243,6 +243,8 @@ class ActiveTopK:
         if len({j.name for j in specs}) != len(specs):
             raise FairjudgeInputError("judge names must be unique")
         self.judges = {j.name: j for j in specs}
+        # Axis 0 of the per-judge arrays below, by judge name.
+        self._judge_index = {name: m for m, name in enumerate(self.judges)}
         self.rule = rule
         self.model = model
         self.refit_every = int(refit_every)
@@ -288,7 +290,7 @@ class ActiveTopK:
 
     def exhausted_for(self, judge: str) -> bool:
         """No pair is left to propose to ``judge``."""
-        return not self._candidates()[list(self.judges).index(judge)].any()
+        return not self._candidates()[self._judge_index[judge]].any()
 
     def _candidates(self) -> np.ndarray:
         """(J, N, N) upper-triangular: pairs each judge may be asked now."""
@@ -414,7 +416,7 @@ class ActiveTopK:
     def _propose(self, n: int, names: list, money: float | None) -> list[Proposal]:
         proposals = []
         cov = self._cov
-        index = {name: m for m, name in enumerate(self.judges)}
+        index = self._judge_index
         left = np.inf if money is None else float(money)
         for _ in range(n):
             names = [m for m in names if self.judges[m].cost <= left + 1e-12]
@@ -422,7 +424,7 @@ class ActiveTopK:
             if not names or not any(candidates[index[m]].any() for m in names):
                 break
             if len(names) > 1:
-                proposals.append(self._choose_judge(names, candidates, cov, index))
+                proposals.append(self._choose_judge(names, candidates, cov))
             else:
                 proposals.append(self._choose_pair(names[0], candidates[index[names[0]]], cov))
             p = proposals[-1]
@@ -434,8 +436,9 @@ class ActiveTopK:
                 cov = _rank_one_update(cov, self._scores, *p.pair, self._reliability(p.judge))
         return proposals
 
-    def _choose_judge(self, names, candidates, cov, index) -> Proposal:
+    def _choose_judge(self, names, candidates, cov) -> Proposal:
         """The (pair, judge) of largest score per unit cost; ties broken at random."""
+        index = self._judge_index
         value = np.full((len(names), self.n_items, self.n_items), -np.inf)
         scores = {}
         for slot, name in enumerate(names):
@@ -490,7 +493,7 @@ class ActiveTopK:
         self._judge_times[(judge, i, j)] = judge_repeat + 1
         first, second = ((i, j) if content_seed(self._order_seed, i, j, repeat) % 2 == 0
                          else (j, i))
-        if not self._askable[list(self.judges).index(judge), first, second]:
+        if not self._askable[self._judge_index[judge], first, second]:
             first, second = second, first
         return Proposal(first, second, judge, score, self._fit_size(), judge_repeat,
                         cost=self.judges[judge].cost)
@@ -498,10 +501,9 @@ class ActiveTopK:
     def release(self, proposals) -> None:
         """Forget proposals that will get no verdict (the call failed), so that their pairs
         may be proposed again."""
-        index = {name: m for m, name in enumerate(self.judges)}
         for p in proposals:
-            if p.judge in index:
-                self._pending[index[p.judge]][p.pair] = False
+            if p.judge in self._judge_index:
+                self._pending[self._judge_index[p.judge]][p.pair] = False
 
     def update(self, verdicts) -> None:
         """Record verdicts and refit when ``refit_every`` new ones have arrived.
@@ -602,8 +604,8 @@ class ActiveTopK:
         h.score.append(score)
         h.fit_size.append(fit_size)
         i, j = min(first, second), max(first, second)
-        if judge in self.judges:
-            m = list(self.judges).index(judge)
+        if judge in self._judge_index:
+            m = self._judge_index[judge]
             self._unqueried[m, i, j] = False
             self._pending[m, i, j] = False
         if (self.allow_repeats and self.rule in SCORED_RULES

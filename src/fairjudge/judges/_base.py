@@ -14,12 +14,14 @@ class JudgeBackend(abc.ABC):
 
     Subclasses set ``name`` and ``model``, implement :meth:`complete`, and may override
     :meth:`identity` to add output-changing settings. ``cacheable`` is False for backends
-    whose answers cost nothing to recompute (replay, simulated).
+    whose answers cost nothing to recompute (replay, simulated, human).
     """
 
     name: str = ""
     model: str = ""
     cacheable: bool = True
+    #: False for a judge no provider bills (humans): a spend cap needs no price for it.
+    billed: bool = True
 
     def identity(self) -> dict:
         """What identifies this judge in a cache key: name, model, output-changing settings

@@ -43,7 +43,7 @@ class HumanBackend(JudgeBackend):
 
     name = "human"
     cacheable = False
-    billed = False  # no provider bills it: a spend cap needs no price for it
+    billed = False
 
     def __init__(self, labels, *, model: str = "annotators"):
         if labels is None:

@@ -486,7 +486,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                                           cache.job_spent(options.job) - report.cost)
             else:
                 report.cost_earlier += cache.spent_on(first_index)
-        if pending and getattr(backend, "billed", True):
+        if pending and backend.billed:
             # (A backend no provider bills, the human one, has no price to know.)
             _check_cap_possible(backend, requests[first_index[pending[0]]], options)
     price = (options.prices or {}).get(backend.model)

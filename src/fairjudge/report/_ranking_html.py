@@ -5,10 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairjudge.models._reliability import LOG_RELIABILITY
 from fairjudge.report._html import heat_table, html_table, render_html
 from fairjudge.report._provenance import Provenance
-from fairjudge.report._tables import elo_interval, format_count, format_share
+from fairjudge.report._tables import (
+    elo_interval,
+    format_count,
+    format_share,
+    split_reliability,
+)
 
 #: Items shown in the win-probability matrix (the best ones).
 MATRIX_ITEMS = 20
@@ -32,8 +36,7 @@ def ranking_parts(ranking) -> dict:
         index=frame.index.rename("item"))
     if ranking.k is not None:
         board["P(top-k)"] = frame["membership"].map(lambda v: f"{v:.3f}")
-    reliability = ranking.bias[ranking.bias["name"] == LOG_RELIABILITY]
-    bias = ranking.bias[ranking.bias["name"] != LOG_RELIABILITY]
+    bias, reliability = split_reliability(ranking.bias)
     bias_table = reliability_table = None
     if len(reliability):
         reliability_table = pd.DataFrame({

@@ -10,6 +10,15 @@ import numpy as np
 import pandas as pd
 
 
+def split_reliability(bias: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A bias table (``fairjudge._api.bias_frame``) as (bias coefficients, the judges'
+    ``log_reliability`` rows): the two are reported apart."""
+    from fairjudge.models._reliability import LOG_RELIABILITY
+
+    is_reliability = (bias["name"] == LOG_RELIABILITY).to_numpy(bool)
+    return bias[~is_reliability], bias[is_reliability]
+
+
 def format_count(n) -> str:
     """A count as an integer with thousands separators: ``2,147,210`` (never ``2.14721e+06``).
     A non-integral total (a sum of weights) keeps one decimal."""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairjudge.models._reliability import LOG_RELIABILITY
-from fairjudge.report._tables import elo_interval, format_count, format_share
+from fairjudge.report._tables import (
+    elo_interval,
+    format_count,
+    format_share,
+    split_reliability,
+)
 
 
 def reliability_lines(reliability, level: float) -> list:
@@ -66,8 +70,7 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                      "quality, so these intervals leave that uncertainty out; the Laplace "
                      "intervals (elo_ci_low/high in --json and --out) include it")
     lines.append("")
-    reliability = ranking.bias[ranking.bias["name"] == LOG_RELIABILITY]
-    bias = ranking.bias[ranking.bias["name"] != LOG_RELIABILITY]
+    bias, reliability = split_reliability(ranking.bias)
     if len(bias):
         pct = int(round(ranking.level * 100))
         lines.append(f"bias estimates (logits per unit; {pct}% intervals):")
