@@ -98,3 +98,18 @@ def fake_server():
 
     with FakeProviderServer(first_slot_lean=0.1, seed=0) as server:
         yield server
+
+
+def _kill_hard(process, timeout: float = 60.0) -> None:
+    """SIGKILL a subprocess (as a crash or ``kill -9`` would) and reap it."""
+    import signal
+
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def kill_hard():
+    """``kill_hard(process)``: SIGKILL a subprocess and reap it."""
+    return _kill_hard

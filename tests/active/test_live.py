@@ -110,7 +110,8 @@ def test_live_select_needs_answer_texts_and_one_question(server, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_live_select_resumes_from_the_cache_to_the_same_result(tmp_path, fake_server):
+def test_a_killed_live_select_resumes_from_the_cache_to_the_same_result(tmp_path, fake_server,
+                                                                        kill_hard):
     """SIGKILL at a known point (every worker waits on a held request after 20 answers), then
     the same command again: it replays the 20 cached calls, pays again only the 4 that were
     in flight, and ends with the result of an uninterrupted run."""
@@ -138,12 +139,8 @@ def test_a_killed_live_select_resumes_from_the_cache_to_the_same_result(tmp_path
         assert first.poll() is None
         held = fake_server.counts
         assert len(held) == fake_server.request_count() == 24
-        first.send_signal(signal.SIGKILL)
-        first.communicate(timeout=60)
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.communicate()
+        kill_hard(first)
     assert first.returncode == -signal.SIGKILL
     fake_server.release()
     resumed = subprocess.run(command(tmp_path / "c.sqlite"), env=env, capture_output=True,

@@ -313,23 +313,27 @@ def test_experiment_topk_tiny(tmp_path, capsys):
     assert code == 0, captured.err
     assert "results written to" in captured.out
     budget = pd.read_csv(out / "budget.csv")
-    assert list(budget.columns) == ["oracle", "seed", "model", "rule", "budget", "recall"]
+    assert list(budget.columns) == ["judge", "oracle", "seed", "model", "rule", "budget",
+                                    "recall"]
+    assert set(budget["judge"]) == {"biased"}
     # Runs per oracle and seed: models (naive, bias-aware) x rules (topk, global,
     # round-robin, random) = 8, plus the three score-ablation rules not in --rules
-    # (topk-no-variance, topk-no-informativeness, entropy) under bias-aware = 11.
+    # (topk-no-variance, topk-no-informativeness, entropy) under bias-aware, plus
+    # residualise-then-acquire under topk (Table 2's joint-vs-residualised test) = 12.
     # Recall is recorded at budgets 20 and 40 (the ablation budget is clamped to the largest
-    # budget, so it never lengthens the runs): 2 oracles x 1 seed x 11 x 2 = 44 rows.
-    assert len(budget) == 44
+    # budget, so it never lengthens the runs): 2 oracles x 1 seed x 12 x 2 = 48 rows.
+    assert len(budget) == 48
     assert sorted(budget["budget"].unique().tolist()) == [20, 40]
     assert sorted(budget["oracle"].unique().tolist()) == [0, 1]
     runs = budget.groupby(["model", "rule"]).size()
-    assert len(runs) == 11
+    assert len(runs) == 12
     assert (runs == 2 * 2).all()
+    assert set(budget.loc[budget["model"] == "residualized", "rule"]) == {"topk"}
     naive_rules = set(budget.loc[budget["model"] == "naive", "rule"])
     assert naive_rules == {"topk", "global", "round-robin", "random"}
     assert budget["recall"].between(0, 1).all()
     for name in ("fig2_naive_vs_truth.png", "fig3_recall_vs_budget.png",
-                 "fig4_spend_by_distance.png"):
+                 "fig4_spend_by_distance.png", "fig5_score_ablation.png"):
         assert (out / name).read_bytes().startswith(PNG_MAGIC), name
 
 

@@ -287,3 +287,33 @@ def test_every_option_of_every_command_is_described():
                    if isinstance(option, click.Option) and not option.hidden
                    and not (option.help or "").strip()]
     assert not undescribed
+
+
+@pytest.mark.parametrize("command", ["judge", "audit"])
+def test_strategy_runs_default_to_the_studys_temperature(tmp_path, pairs_file, capsys,
+                                                         monkeypatch, command):
+    """The debiasing-strategies study runs single-call strategies at temperature 0.1; a
+    strategy run sends that unless told otherwise, and --temperature 0 still sends 0. Read
+    from the requests the cache stored, i.e. what went over the wire."""
+    pytest.importorskip("aiohttp", reason="the openai backend needs aiohttp")
+    from fairjudge.judges import CompletionCache
+    from fairjudge.judges.testing import FakeProviderServer
+
+    monkeypatch.setenv("TEST_KEY", "sk-test")
+    sent = {}
+    with FakeProviderServer(seed=1) as server:
+        for given, cache in ((None, "default.sqlite"), ("0", "zero.sqlite")):
+            argv = ([command, pairs_file, "--out", tmp_path / f"{cache}.jsonl"]
+                    if command == "judge" else [command, "--pairs", pairs_file])
+            argv += ["--backend", "openai", "--judge-model", "m", "--base-url",
+                     server.base_url, "--api-key-env", "TEST_KEY", "--cache",
+                     tmp_path / cache, "--no-progress"]
+            if given is not None:
+                argv += ["--temperature", given]
+            code, _, err = run(argv, capsys)
+            assert code == 0, err
+            with CompletionCache(tmp_path / cache) as store:
+                store.export(tmp_path / f"{cache}.export.jsonl")
+            requests = pd.read_json(tmp_path / f"{cache}.export.jsonl", lines=True)["request"]
+            sent[given] = {r["settings"]["temperature"] for r in requests}
+    assert sent == {None: {0.1}, "0": {0.0}}

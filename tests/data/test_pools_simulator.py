@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from fairjudge.data import (QUESTION_TEMPLATE, Outcome, SimulatedJudge, controlled_pool,
-                            pool_question, pool_topics, simulate_items)
+from fairjudge.data import (
+    QUESTION_TEMPLATE,
+    Outcome,
+    SimulatedJudge,
+    controlled_pool,
+    pool_bank,
+    pool_question,
+    pool_topics,
+    simulate_items,
+    true_topk,
+)
 from fairjudge.data._statement_banks import ELABORATION_CLAUSES, TOPICS
 
 # --------------------------------------------------------------------------- simulate_items
@@ -223,3 +233,119 @@ def test_controlled_pool_rejects_bad_arguments(kwargs, argument):
     kwargs = {"topic": "the Moon", **kwargs}
     with pytest.raises(ValueError, match=f"`{argument}`"):
         controlled_pool(rng=0, **kwargs)
+
+
+# --------------------------------------------------------------------------- paper defaults
+
+
+def test_default_bank_is_the_papers_12_true_and_12_false():
+    for topic in pool_topics():
+        bank = pool_bank(topic)
+        assert len(bank["true"]) == len(bank["false"]) == 12
+        assert bank["true"] == TOPICS[topic]["true"][:12]
+        extended = pool_bank(topic, "extended")
+        assert extended["true"] == TOPICS[topic]["true"]
+        assert len(extended["true"]) > 12 and len(extended["false"]) > 12
+
+
+def test_default_pool_draws_only_from_the_paper_bank():
+    topic = "the Moon"
+    pool = controlled_pool(topic, n_items=200, max_abs_corr=0.2, rng=0)
+    extra = TOPICS[topic]["true"][12:] + TOPICS[topic]["false"][12:]
+    texts = " ".join(pool["text"])
+    assert not any(_strip(s) in texts for s in extra)
+    assert pool.attrs["bank"] == "paper" and pool.attrs["statements_per_item"] == 6
+    wide = controlled_pool(topic, n_items=200, max_abs_corr=0.2, bank="extended", rng=0)
+    assert any(_strip(s) in " ".join(wide["text"]) for s in extra)
+
+
+def test_default_pool_does_not_force_fully_correct_items():
+    """The number of quality-C items varies from pool to pool (it arises from the draw);
+    the old default always gave exactly 5."""
+    counts = {int((controlled_pool("photosynthesis", rng=seed)["quality"] == 6).sum())
+              for seed in range(12)}
+    assert len(counts) > 1 and counts != {5}
+
+
+def test_default_quality_levels_are_uniform():
+    """t ~ Uniform{0..C}: each of the 7 quality levels is equally likely. Chi-square over
+    2100 items; under a correct draw the test fails with probability 1e-6."""
+    quality = controlled_pool("the Moon", n_items=2100, bank="extended", max_abs_corr=0.2,
+                              rng=9)["quality"]
+    observed = quality.value_counts().reindex([-6.0, -4.0, -2.0, 0.0, 2.0, 4.0, 6.0],
+                                              fill_value=0)
+    assert stats.chisquare(observed.to_numpy()).pvalue > 1e-6
+
+
+def test_n_fully_correct_is_kept_as_an_option():
+    pool = controlled_pool("the Moon", n_items=30, n_fully_correct=5, rng=2)
+    assert int((pool["quality"] == 6).sum()) == 5
+
+
+def test_tiny_pools_are_redrawn_until_verbosity_decorrelates():
+    for seed in range(20):
+        pool = controlled_pool("the Moon", n_items=8, rng=seed)
+        assert abs(np.corrcoef(pool["quality"], pool["verbose"])[0, 1]) < 0.12 or \
+            pool["quality"].std() == 0
+
+
+def test_controlled_pool_rejects_an_unknown_bank():
+    with pytest.raises(ValueError, match=r"`bank` must be one of paper, extended; got 'big'"):
+        controlled_pool("the Moon", bank="big", rng=0)
+
+
+def test_statements_per_item_is_bounded_by_the_paper_bank():
+    with pytest.raises(ValueError, match=r"`statements_per_item` must be between 1 and 12"):
+        controlled_pool("the Moon", statements_per_item=13, rng=0)
+    assert len(controlled_pool("the Moon", n_items=4, statements_per_item=13,
+                               bank="extended", rng=0)) == 4
+
+
+# --------------------------------------------------------------------------- ties in the truth
+
+
+def test_true_topk_with_ties_at_the_boundary():
+    truth = true_topk([6, 6, 6, 6, 4, 4, 4, 2], 5)
+    assert truth.certain.tolist() == [True] * 4 + [False] * 4
+    assert truth.tied.tolist() == [False] * 4 + [True] * 3 + [False]
+    assert truth.open_slots == 1
+    assert truth.recall([0, 1, 2, 3, 4]) == 1.0
+    assert truth.recall([0, 1, 2, 3, 6]) == 1.0  # any tied item fills the open slot
+    # Tied items beyond the open slot earn nothing: 2 certain + 1 slot of 3 tied picks.
+    assert truth.recall([0, 1, 4, 5, 6]) == pytest.approx(3 / 5)
+
+
+def test_topk_recall_does_not_credit_tied_items_beyond_the_open_slots():
+    """Five items of quality 4 chosen while four items of quality 6 exist: the old rule
+    (every item at or above the k-th quality counts) gave 1.0."""
+    from fairjudge.active import topk_recall
+
+    quality = [6, 6, 6, 6, 4, 4, 4, 4, 4, 4, 2]
+    assert topk_recall([4, 5, 6, 7, 8], quality, 5) == pytest.approx(1 / 5)
+    assert topk_recall([0, 1, 2, 3, 9], quality, 5) == 1.0
+    # Without ties the rule is plain |selected ∩ T| / k.
+    assert topk_recall([0, 2], [3.0, 2.0, 1.0, 0.0], 2) == 0.5
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (([1.0, 2.0], 3), "`k` must be between 1 and n_items=2; got 3"),
+    (([1.0, np.nan], 1), "`quality` must be a non-empty 1-d array of finite numbers"),
+])
+def test_true_topk_rejects_bad_arguments(args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        true_topk(*args)
+
+
+def test_boundary_distance_is_rank_distance_without_ties_and_levels_with_them():
+    """Fig. 4's distance: for distinct qualities, k - rank inside the top-k and rank - k - 1
+    outside (ranks k and k + 1 at 0); with ties, in quality levels, no tie broken by index."""
+    from fairjudge.data import boundary_distance
+
+    quality = np.random.default_rng(3).normal(size=25)
+    rank = np.empty(25, int)
+    rank[np.argsort(-quality)] = np.arange(1, 26)
+    expected = np.where(rank <= 5, 5 - rank, rank - 5 - 1)
+    assert boundary_distance(quality, 5).tolist() == expected.tolist()
+    # Levels 6 > 4 > 2 > 0 with k = 3: the 4s straddle the boundary (distance 0), 6 is one
+    # level inside, 2 the first level outside (0) and 0 the next (1).
+    assert boundary_distance([4, 6, 0, 4, 2, 4, 6], 3).tolist() == [0, 1, 1, 0, 0, 0, 1]

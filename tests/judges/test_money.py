@@ -77,6 +77,32 @@ def test_attempts_billed_but_never_read_count_against_the_cap(billing, tmp_path)
     assert f"cap ${cap:g} for the whole job" in report.summary()
 
 
+def test_answers_without_usage_also_get_the_characters_over_four_estimate(billing, tmp_path):
+    """Beside the worst case (which the cap counts), the report gives the strategies study's
+    typical estimate: ceil(characters / 4) tokens of prompt and of output, priced; recomputed
+    here from the stored requests and answers."""
+    billing.faults = FaultPlan(missing_usage_rate=1.0)
+    result = judge_pairs(pairs(20), "B0", [backend(billing)], settings=SETTINGS,
+                         cache=CompletionCache(tmp_path / "c.sqlite"), options=options(10.0))
+    report = result.report
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        cache.export(tmp_path / "export.jsonl")
+    stored = pd.read_json(tmp_path / "export.jsonl", lines=True)
+    prompt = stored["request"].map(lambda r: sum(len(c) for _, c in r["messages"]))
+    expected = ((-(-prompt // 4)) * PRICE[0]
+                + stored["text"].map(lambda t: -(-len(t) // 4)) * PRICE[1]).sum() / 1e6
+    assert report.usage_estimated == 20
+    assert report.cost_estimated_typical == pytest.approx(expected, rel=1e-12)
+    assert report.cost_estimated_typical < report.cost_estimated  # the worst case is above
+    assert report.cost == pytest.approx(report.cost_estimated)  # only the worst case counts
+    assert f"about ${report.cost_estimated_typical:.4f} at characters/4" in report.summary()
+    # Each verdict carries the same estimate, marked as one (not the worst case the cap
+    # counted): compare's cost per evaluation and audit's money saved read this column.
+    calls = result.calls
+    assert calls["cost_estimated"].all()
+    assert calls["cost"].sum() == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize("usage", ["missing", "bad"])
 def test_answers_without_usable_usage_are_charged_their_worst_case(billing, tmp_path, usage):
     """A server that reports no usage (or garbage: a string, 1e30, negative, zero) does not

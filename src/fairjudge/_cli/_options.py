@@ -259,11 +259,22 @@ def batch_options():
     )
 
 
-def generation_options():
-    """What the judge is asked, and how it generates."""
+#: The debiasing-strategies study runs every single-call strategy at temperature 0.1 (its
+#: §3: "avoiding the degenerate outputs occasionally observed at temperature 0"); commands
+#: that run a strategy default to it. Ranking commands default to 0 (the top-k paper's
+#: oracles are collected at temperature 0).
+STUDY_TEMPERATURE = "0.1"
+
+
+def generation_options(temperature: str = "0"):
+    """What the judge is asked, and how it generates; ``temperature`` is the default."""
+    origin = (" (the debiasing-strategies study's setting; 0 for greedy decoding)"
+              if temperature == STUDY_TEMPERATURE else "")
     return _stack(
-        click.option("--temperature", default="0", show_default=True, callback=_temperature,
-                     help="Sampling temperature, or 'none' to leave the provider default."),
+        click.option("--temperature", default=temperature, show_default=True,
+                     callback=_temperature,
+                     help="Sampling temperature, or 'none' to leave the provider default"
+                          f"{origin}."),
         click.option("--max-tokens", type=click.IntRange(min=1), default=None,
                      help="Completion budget per call (needed for a spend cap)."),
         click.option("--max-completion-tokens", type=click.IntRange(min=1), default=None,
@@ -423,3 +434,26 @@ def open_cache(params: dict):
 
     path = Path(params["cache_path"]) if params.get("cache_path") else default_cache_path()
     return CompletionCache(path), path
+
+
+def parse_judge_costs(values):
+    """``--judge-cost`` values: a list of costs (by position) or a dict (NAME=COST)."""
+    if not values:
+        return None
+    named = ["=" in v for v in values]
+    if any(named) and not all(named):
+        raise click.UsageError("give every --judge-cost as COST (in judge order) or every one "
+                               "as NAME=COST, not a mix")
+    out = {}
+    for position, value in enumerate(values):
+        name, _, text = value.rpartition("=") if "=" in value else (position, "", value)
+        try:
+            cost = float(text)
+        except ValueError:
+            raise click.BadParameter(f"{value!r}: expected a number, or NAME=number",
+                                     param_hint="--judge-cost") from None
+        if not (cost > 0 and cost < float("inf")):
+            raise click.BadParameter(f"{value!r}: a cost must be a positive number",
+                                     param_hint="--judge-cost")
+        out[name] = cost
+    return out if all(named) else list(out.values())

@@ -12,6 +12,7 @@ from fairjudge._cli._common import (
     report_provenance,
 )
 from fairjudge._cli._options import (
+    STUDY_TEMPERATURE,
     backend_from_environment_only,
     batch_options,
     build_backends,
@@ -62,18 +63,36 @@ def parse_families(values) -> dict | None:
 @judge_options()
 @run_options()
 @batch_options()
-@generation_options()
+@generation_options(STUDY_TEMPERATURE)
 @seed_option
 @json_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None,
               help="Write a self-contained HTML report.")
+@click.option("--plan", is_flag=True, default=False,
+              help="Swap-test a random sample of pairs and decide whether the full run needs "
+                   "both orders (recorded VERDICTS holding both orders, or --backend with "
+                   "--pairs); prints the decision, its numbers and the calls saved.")
+@click.option("--sample-size", type=click.IntRange(min=1), default=None,
+              envvar="FAIRJUDGE_SAMPLE_SIZE", show_envvar=True,
+              help="With --plan: pairs to swap-test per judge [default: 150].")
+@click.option("--threshold", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
+              envvar="FAIRJUDGE_THRESHOLD", show_envvar=True,
+              help="With --plan: lowest acceptable position consistency (on the interval's "
+                   "lower bound) for a single-order run [default: 0.90].")
+@click.option("--full-pairs", type=click.IntRange(min=1), default=None,
+              help="With --plan on recorded verdicts: pairs of the full run to plan for "
+                   "[default: the judge's pairs in VERDICTS].")
+@click.option("--cost-per-call", type=click.FloatRange(min=0), default=None,
+              help="With --plan: dollars per judge call, for the money saved [default: the "
+                   "mean recorded `cost`, when there is one].")
 def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, family, html_path,
-          **params):
+          plan, sample_size, threshold, full_pairs, cost_per_call, **params):
     """Audit a judge from recorded VERDICTS, or run it (--backend) on --pairs and --probes.
 
     Reports, per judge with intervals: position consistency, first-slot rate, repetition
     stability, invalid outputs, accuracy against --gold, length and markdown bias, and
     self-preference (items with a `source` column); probes are scored as controlled tests.
+    With --plan: swap-test a random sample and decide whether the full run needs both orders.
     """
     from fairjudge._util._files import atomic_write
     from fairjudge.audit import audit_judge, load_gold
@@ -89,6 +108,16 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
     check_outputs({"--html": html_path},
                   {"VERDICTS": verdicts, "--items": items, "--gold": gold, "--pairs": pairs,
                    "--probes": probes, **input_options(params)}, tables=False)
+    plan_only = {"--sample-size": sample_size, "--threshold": threshold,
+                 "--full-pairs": full_pairs, "--cost-per-call": cost_per_call}
+    if not plan:
+        given = [name for name, value in plan_only.items() if value is not None]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} apply only with --plan")
+    else:
+        return _plan(verdicts, pairs, items, params, sample_size=sample_size,
+                     threshold=threshold, full_pairs=full_pairs, cost_per_call=cost_per_call,
+                     others={"--probes": probes, "--gold": gold, "--html": html_path})
     item_table = load_items(items) if items else None
     gold_table = load_gold(gold) if gold else None
     probe_table = read_table(probes) if probes else None
@@ -136,3 +165,55 @@ def audit(verdicts, verdicts_option, items, gold, pairs, probes, strategy, famil
         if html_path:
             click.echo(f"\nHTML report written to {html_path}")
     return incomplete_exit(run.report, run.incomplete, "pairs or probes")
+
+
+def _plan(verdicts, pairs, items, params, *, sample_size, threshold, full_pairs, cost_per_call,
+          others):
+    """``audit --plan``: the swap test on recorded verdicts or through a backend."""
+    from fairjudge.audit import (
+        DEFAULT_SAMPLE_SIZE,
+        DEFAULT_THRESHOLD,
+        run_swap_test,
+        swap_test_plan,
+    )
+    from fairjudge.data import load_items, load_verdicts
+    from fairjudge.report import render_swap_plans
+
+    extra = [name for name, value in others.items() if value]
+    if extra:
+        raise click.UsageError(f"--plan does not use {', '.join(extra)}")
+    sample_size = DEFAULT_SAMPLE_SIZE if sample_size is None else sample_size
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    if verdicts:
+        if pairs:
+            raise click.UsageError("--plan on recorded VERDICTS samples their pairs; --pairs "
+                                   "is for a live swap test with --backend")
+        plans = swap_test_plan(load_verdicts(verdicts), sample_size=sample_size,
+                               threshold=threshold, n_pairs=full_pairs,
+                               cost_per_call=cost_per_call, rng=params["seed"])
+        report = None
+    else:
+        if not pairs:
+            raise click.UsageError("a live --plan needs --pairs (the pairs of the full run)")
+        if full_pairs is not None:
+            raise click.UsageError("--full-pairs is for recorded VERDICTS; a live --plan "
+                                   "plans for every row of --pairs")
+        backends = build_backends(params, items=items, seed=params["seed"])
+        cache, cache_path = open_cache(params)
+        try:
+            plans, report, _ = run_swap_test(
+                backends, pairs, sample_size=sample_size, threshold=threshold,
+                items=load_items(items) if items else None, cache=cache,
+                options=build_run_options(params, progress_default=False),
+                settings=build_settings(params), cost_per_call=cost_per_call,
+                seed=params["seed"])
+        finally:
+            cache.close()
+        click.echo(f"{report.summary()}; cache: {cache_path}", err=True)
+    if params["as_json"]:
+        payload = {judge: p.to_dict() for judge, p in plans.items()}
+        if report is not None:
+            payload["run"] = report.as_dict()
+        echo_json(payload)
+    else:
+        click.echo(render_swap_plans(plans), nl=False)

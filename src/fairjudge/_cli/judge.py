@@ -10,6 +10,7 @@ import click
 from fairjudge._cli._common import check_outputs, echo_json, incomplete_exit, input_options
 from fairjudge._cli._exit import ExitCode
 from fairjudge._cli._options import (
+    STUDY_TEMPERATURE,
     batch_options,
     build_backends,
     build_run_options,
@@ -57,7 +58,7 @@ def judge_outputs(out: str, aggregate_path: str | None, strategy, n_backends: in
                    "repetition stability at temperature > 0. Only sample 0 is aggregated.")
 @run_options()
 @batch_options()
-@generation_options()
+@generation_options(STUDY_TEMPERATURE)
 @seed_option
 @json_option
 def judge(pairs, strategy, out, aggregate_path, questions, items, samples, **params):

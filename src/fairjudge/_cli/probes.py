@@ -1,18 +1,43 @@
-"""``fairjudge probes``: build controlled bias probes from a user's answers."""
+"""``fairjudge probes``: build controlled bias probes from a user's answers, or (with
+``--verdicts``) break the verdicts on them down by topic, category and strategy."""
 
 from __future__ import annotations
 
 import click
 
-from fairjudge._cli._common import check_outputs, input_options
+from fairjudge._cli._common import check_outputs, echo_json, input_options
 from fairjudge._cli._exit import ExitCode
-from fairjudge._cli._options import generator_options, run_options, run_with_generator, seed_option
+from fairjudge._cli._options import (
+    generator_options,
+    json_option,
+    run_options,
+    run_with_generator,
+    seed_option,
+)
 
 
 @click.command()
 @click.argument("records", type=click.Path(dir_okay=False))
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
-              help="Probe pairs (.jsonl/.csv): id, bias_type, question, a, b, expected_verdict.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Probe pairs (.jsonl/.csv): id, bias_type, question, a, b, expected_verdict "
+                   "(and category when the records have a category or topic column).")
+@click.option("--verdicts", "verdict_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Analyse instead of build: RECORDS is then a probe table and these the "
+                   "`fairjudge judge` verdicts on it (repeat per file; judge and strategy "
+                   "columns split them). Prints style bias per topic (Table 7), results per "
+                   "category (Fig. 3) and cross-bias analyses (Fig. 2).")
+@click.option("--baseline", default="B0", show_default=True,
+              help="With --verdicts: the strategy the others are compared with.")
+@click.option("--correlation", "method", type=click.Choice(["spearman", "pearson"]),
+              default="spearman", show_default=True,
+              help="With --verdicts: correlation between bias measures across judge x "
+                   "strategy units.")
+@click.option("--judge-family", default=None,
+              help="With --verdicts: the judges' own source name, for MODEL_ORIGIN "
+                   "self-preference.")
+@click.option("--n-boot", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="With --verdicts: bootstrap replicates of the intervals.")
+@json_option
 @seed_option
 @click.option("--kinds", default="POSITION,STYLE,LENGTH,TRUNCATION,MODEL_ORIGIN",
               show_default=True,
@@ -26,8 +51,10 @@ from fairjudge._cli._options import generator_options, run_options, run_with_gen
               help="Intensity (1-5) of the factor rewrites.")
 @generator_options(required=False)
 @run_options()
-def probes(records, out, seed, kinds, factors, factor_level, **params):
-    """Build probe pairs from RECORDS (question, answer[, source]) for `fairjudge audit`."""
+def probes(records, out, verdict_files, baseline, method, judge_family, n_boot, as_json, seed,
+           kinds, factors, factor_level, **params):
+    """Build probe pairs from RECORDS (question, answer[, source, category]) for `fairjudge
+    audit`; with --verdicts, analyse the verdicts on the probe table RECORDS."""
     import warnings
 
     import pandas as pd
@@ -35,6 +62,17 @@ def probes(records, out, seed, kinds, factors, factor_level, **params):
     from fairjudge.data import read_table, write_table
     from fairjudge.probes import ProbeWarning, build_probes
 
+    if verdict_files:
+        if out or factors:
+            raise click.UsageError("--verdicts analyses an existing probe table; --out and "
+                                   "--factors build one (run them separately)")
+        return _analyse(records, verdict_files, baseline=baseline, method=method,
+                        judge_family=judge_family, n_boot=n_boot, as_json=as_json, seed=seed)
+    if out is None:
+        raise click.UsageError("give --out to build probes, or --verdicts to analyse verdicts "
+                               "on a probe table")
+    if as_json:
+        raise click.UsageError("--json goes with --verdicts (the analysis)")
     if bool(factors) != bool(params.get("generator")):
         raise click.UsageError("--factors and --generator go together: the generator "
                                "rewrites each answer to show each factor")
@@ -62,6 +100,33 @@ def probes(records, out, seed, kinds, factors, factor_level, **params):
     click.echo(f"wrote {len(table):,} probe pairs to {out}: "
                + ", ".join(f"{kind} {n:,}" for kind, n in counts.items()))
     _echo_skipped(table.attrs.get("skipped", []), frame)
+
+
+def _analyse(probe_path, verdict_files, *, baseline, method, judge_family, n_boot, as_json,
+             seed):
+    """Print the per-topic, per-category and cross-bias breakdown of the verdicts."""
+    import warnings
+
+    from fairjudge.data import read_table
+    from fairjudge.probes import ProbeWarning, probe_breakdown
+    from fairjudge.report import render_probe_breakdown
+
+    probe_table = read_table(probe_path)
+    tables = [read_table(path) for path in verdict_files]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ProbeWarning)
+        result = probe_breakdown(probe_table, tables, judge_family=judge_family,
+                                 baseline=baseline, method=method, n_boot=n_boot, rng=seed)
+    messages = list(dict.fromkeys(str(w.message) for w in caught
+                                  if issubclass(w.category, ProbeWarning)))
+    if as_json:
+        echo_json({"probes": probe_path, "verdicts": list(verdict_files), "seed": seed,
+                   "warnings": messages, **result.to_dict()})
+        return None
+    for message in messages:
+        click.echo(f"warning: {message}", err=True)
+    click.echo(render_probe_breakdown(result))
+    return None
 
 
 def _factor_probes(path, frame, level, seed, params):

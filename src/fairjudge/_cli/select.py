@@ -16,6 +16,7 @@ from fairjudge._cli._options import (
     judge_options,
     model_choice,
     open_cache,
+    parse_judge_costs,
     rule_choice,
     run_options,
     seed_option,
@@ -81,7 +82,7 @@ def select(items, oracle, k, budget, judge_costs, rule, model, covariates, quest
         raise click.UsageError("give --budget (calls) or --max-cost (money)")
     if oracle and backend_from_environment_only():
         params["backend"] = ()  # a recorded oracle given explicitly wins over FAIRJUDGE_BACKEND
-    costs = _costs(judge_costs)
+    costs = parse_judge_costs(judge_costs)
     backends = []
     common = dict(k=k, budget=budget, rule=rule, model=model,
                   covariates=split_names(covariates), refit_every=refit_every,
@@ -137,29 +138,6 @@ def select(items, oracle, k, budget, judge_costs, rule, model, covariates, quest
                    "(completed calls come from the cache)", err=True)
         return ExitCode.INCOMPLETE
     return ExitCode.OK
-
-
-def _costs(values):
-    """``--judge-cost`` values: a list of costs (by position) or a dict (NAME=COST)."""
-    if not values:
-        return None
-    named = ["=" in v for v in values]
-    if any(named) and not all(named):
-        raise click.UsageError("give every --judge-cost as COST (in judge order) or every one "
-                               "as NAME=COST, not a mix")
-    out = {}
-    for position, value in enumerate(values):
-        name, _, text = value.rpartition("=") if "=" in value else (position, "", value)
-        try:
-            cost = float(text)
-        except ValueError:
-            raise click.BadParameter(f"{value!r}: expected a number, or NAME=number",
-                                     param_hint="--judge-cost") from None
-        if not (cost > 0 and cost < float("inf")):
-            raise click.BadParameter(f"{value!r}: a cost must be a positive number",
-                                     param_hint="--judge-cost")
-        out[name] = cost
-    return out if all(named) else list(out.values())
 
 
 def _print(result, rule, model, k) -> None:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.active._ranker import ActiveTopK, JudgeSpec
+from fairjudge.data._pools import true_topk
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
 
@@ -43,12 +44,13 @@ class MatrixOracle:
 
 
 def topk_recall(selected, true_quality, k: int) -> float:
-    """``|selected ∩ T| / k`` where ``T`` holds the items whose true quality is at least the
-    k-th largest (items tied at the boundary all count as correct)."""
-    quality = np.asarray(true_quality, dtype=float)
-    threshold = np.sort(quality)[::-1][k - 1]
-    truth = quality >= threshold
-    return float(truth[np.asarray(selected)].sum()) / k
+    """Top-k recall of ``selected`` (item indices) given the true quality, shape (N,).
+
+    Without ties ``|selected ∩ T| / k``; when qualities tie at the k-th largest, against the
+    best-matching true top-k (:func:`fairjudge.data.true_topk`): the tied items fill only
+    the places left by the items above them.
+    """
+    return true_topk(true_quality, k).recall(selected)
 
 
 @dataclass(frozen=True)

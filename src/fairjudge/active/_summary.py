@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._tests import mean_and_se, paired_t_test
 
@@ -66,6 +67,13 @@ class TopkSummary:
         The same cells as ``recall`` and ``full_data``, sorted, with pandas' ``mean``,
         ``sem`` (NaN for a single run) and ``count``: the machine-readable form written to
         ``summary.json``.
+    delta : pandas.DataFrame
+        Table 2: bias-aware minus naive recall per judge and budget (``topk`` rule) and on
+        full data, with its paired-bootstrap 95% interval and paired t p-value, and the
+        pooled Δ across judges (``judge`` ``"pooled"``); see :func:`paired_delta_table`.
+    joint_vs_residualized : pandas.DataFrame
+        The joint (bias-aware) model minus residualise-then-acquire at each budget and on
+        full data, same columns (empty without residualised runs).
     """
 
     config: object
@@ -77,6 +85,8 @@ class TopkSummary:
     spend: pd.DataFrame
     recall_records: pd.DataFrame
     full_data_records: pd.DataFrame
+    delta: pd.DataFrame = None
+    joint_vs_residualized: pd.DataFrame = None
 
 
 def summarize_topk_results(results: dict, config) -> TopkSummary:
@@ -94,6 +104,19 @@ def summarize_topk_results(results: dict, config) -> TopkSummary:
     TopkSummary
     """
     budget, full, spend = results["budget"], results["full"], results["spend"]
+    if "judge" in budget.columns and budget["judge"].nunique() > 1:
+        raise FairjudgeInputError(
+            f"the budgeted runs hold {budget['judge'].nunique()} judges "
+            f"({', '.join(map(str, dict.fromkeys(budget['judge'])))}); rules are compared on "
+            "one judge's oracles at a time: summarise each part of "
+            "fairjudge.active.split_results_by_judge(results)")
+    # Table 2 pools the judges that were run under a budget (not the simulator's unbiased
+    # control), each on its own pools (not the scaled-up pool, whose k may coincide).
+    budgeted = full[full["judge"].isin(set(budget["judge"]))] if "judge" in budget.columns \
+        else full
+    if len(budgeted):
+        budgeted = budgeted[budgeted["n_items"]
+                            == budgeted.groupby("judge")["n_items"].transform("min")]
     baselines = [r for r in config.rules if r != "topk"]
     return TopkSummary(
         config=config,
@@ -111,6 +134,11 @@ def summarize_topk_results(results: dict, config) -> TopkSummary:
         full_data_records=_with_estimates(full.groupby(["judge", "n_items", "k", "model"])
                                           ["recall"].agg(["mean", "sem", "count"])
                                           .reset_index()),
+        delta=paired_delta_table(budget, budgeted, k=config.k, baseline="naive",
+                                 rng=[config.seed, 2]),
+        joint_vs_residualized=paired_delta_table(budget, budgeted, k=config.k,
+                                                 baseline="residualized",
+                                                 rng=[config.seed, 3]),
     )
 
 
@@ -216,3 +244,102 @@ def mean_spend_by_distance(spend: pd.DataFrame, model: str = "bias-aware",
     data = spend[(spend["model"] == model) & spend["rule"].isin(rules)]
     table = data.groupby(["distance", "rule"])["comparisons"].mean().unstack("rule")
     return table[[r for r in rules if r in table.columns]]
+
+
+#: Columns of :func:`paired_delta_table`.
+DELTA_COLUMNS = ["judge", "setting", "budget", "comparison", "n_oracles", "n_pairs",
+                 "reference_mean", "baseline_mean", "delta", "ci_low", "ci_high", "p_value",
+                 "difference"]
+
+
+def paired_delta_table(budget: pd.DataFrame, full: pd.DataFrame, *, k: int,
+                       reference: str = "bias-aware", baseline: str = "naive",
+                       rule: str = "topk", level: float = 0.95, n_boot: int = 2000,
+                       rng=0) -> pd.DataFrame:
+    """Δ = ``reference`` minus ``baseline`` recall with paired-bootstrap intervals
+    [bias-aware-active-topk §6, Table 2].
+
+    Budgeted runs are paired by (oracle, seed) -- both models replay the same oracle under
+    the same acquisition seed and ``rule`` -- and full-data fits by oracle. The interval is
+    a percentile bootstrap of the mean Δ that resamples whole oracles (the seeds of one
+    oracle share its verdicts, so they are not independent); the p-value is a paired t-test
+    over oracles of the per-oracle mean recalls, as in the paper. Each judge gets its rows,
+    and ``judge == "pooled"`` pools every judge's oracles (the paper's pooled Δ).
+
+    Parameters
+    ----------
+    budget : pandas.DataFrame
+        Budgeted runs: ``oracle``, ``seed``, ``model``, ``rule``, ``budget``, ``recall`` and
+        optionally ``judge`` (default one judge).
+    full : pandas.DataFrame
+        Full-data fits: ``judge``, ``n_items``, ``oracle``, ``model``, ``k``, ``recall``;
+        only rows at ``k`` are used.
+    k : int
+    reference, baseline : str
+        Models compared.
+    rule : str
+        Acquisition rule of the budgeted runs compared.
+    level : float
+    n_boot : int
+    rng : seed or numpy.random.Generator
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (judge, setting, budget): :data:`DELTA_COLUMNS`. ``setting`` is
+        ``budget`` (``budget`` the comparisons spent) or ``full data`` (``budget`` NA);
+        ``delta`` its mean and ``difference`` the same as an
+        :class:`~fairjudge.stats.Estimate`. Empty when either model was not run.
+    """
+    from fairjudge._util._rng import as_generator
+
+    rng = as_generator(rng)
+    units = []  # (judge, setting, budget, frame with judge/oracle/seed/ref/base)
+    runs = budget[budget["rule"] == rule] if len(budget) else budget
+    if "judge" not in runs.columns:
+        runs = runs.assign(judge="judge")
+    for b in sorted(runs["budget"].dropna().unique()) if len(runs) else []:
+        at = runs[runs["budget"] == b]
+        ref = at[at["model"] == reference]
+        base = at[at["model"] == baseline]
+        joined = ref.merge(base, on=["judge", "oracle", "seed"], suffixes=("_ref", "_base"))
+        if len(joined):
+            units.append(("budget", int(b), joined))
+    fits = full[full["k"] == k] if len(full) else full
+    if len(fits):
+        for n_items, group in fits.groupby("n_items", sort=False):
+            ref = group[group["model"] == reference]
+            base = group[group["model"] == baseline]
+            joined = ref.merge(base, on=["judge", "oracle"], suffixes=("_ref", "_base"))
+            if len(joined):
+                units.append(("full data", pd.NA, joined.assign(seed=0)))
+    rows = []
+    for setting, b, joined in units:
+        judges = list(dict.fromkeys(joined["judge"]))
+        groups = [(j, joined[joined["judge"] == j]) for j in judges]
+        if len(judges) > 1:
+            groups.append(("pooled", joined))
+        for judge, part in groups:
+            rows.append(_delta_row(part, judge, setting, b, reference, baseline, level,
+                                   n_boot, rng))
+    return pd.DataFrame(rows, columns=DELTA_COLUMNS)
+
+
+def _delta_row(part, judge, setting, budget, reference, baseline, level, n_boot, rng):
+    from fairjudge.stats._bootstrap import bootstrap_mean
+
+    delta = (part["recall_ref"] - part["recall_base"]).to_numpy(dtype=float)
+    cluster = (part["judge"].astype(str) + "\x1f" + part["oracle"].astype(str)).to_numpy()
+    interval = bootstrap_mean(delta, clusters=cluster, level=level, n_boot=n_boot, rng=rng)
+    per_oracle = part.groupby(["judge", "oracle"], sort=False)[["recall_ref",
+                                                                 "recall_base"]].mean()
+    p_value = (paired_t_test(per_oracle["recall_ref"], per_oracle["recall_base"]).p_value
+               if len(per_oracle) >= 2 else float("nan"))
+    difference = Estimate(float(delta.mean()), interval.ci_low, interval.ci_high,
+                          len(per_oracle), level, "paired bootstrap over oracles")
+    return {"judge": judge, "setting": setting, "budget": budget,
+            "comparison": f"{reference} - {baseline}", "n_oracles": len(per_oracle),
+            "n_pairs": len(part), "reference_mean": float(part["recall_ref"].mean()),
+            "baseline_mean": float(part["recall_base"].mean()), "delta": float(delta.mean()),
+            "ci_low": interval.ci_low, "ci_high": interval.ci_high, "p_value": p_value,
+            "difference": difference}

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.audit._calibration import has_probabilities, position_prior
 from fairjudge.audit._covariates import CovariateBias, covariate_bias, has_verdict_features
 from fairjudge.audit._external import ExternalValidity, external_validity
 from fairjudge.audit._gold import _pair_keys
@@ -16,6 +17,7 @@ from fairjudge.audit._position import (
     first_position_rate,
     gold_accuracy,
     position_consistency,
+    preference_fairness,
     repetition_stability,
     tie_rate,
 )
@@ -40,6 +42,13 @@ class JudgeAudit:
         stability is NaN without repeated calls.
     tie_rate : Estimate
         Share of valid verdicts that are ties.
+    preference_fairness : Estimate or None
+        Shi et al.'s PF in [-1, 1] (negative: first slot preferred), beside the first-slot
+        rate; see :func:`preference_fairness`.
+    position_prior : Estimate or None
+        With ``p_a``/``p_b`` columns: the judge's position prior in logits (positive favours
+        the first slot), from its pairs in both orders; see :func:`position_prior` and
+        :func:`calibrate_position`.
     accuracy : Estimate or None
         Agreement with gold (exact label match), when gold labels are given.
     length_bias, markdown_bias : Estimate or None
@@ -65,6 +74,8 @@ class JudgeAudit:
     first_position_rate: Estimate
     repetition_stability: Estimate
     tie_rate: Estimate | None = None
+    preference_fairness: Estimate | None = None
+    position_prior: Estimate | None = None
     accuracy: Estimate | None = None
     length_bias: Estimate | None = None
     markdown_bias: Estimate | None = None
@@ -86,6 +97,8 @@ class JudgeAudit:
                "first_position_rate": est(self.first_position_rate),
                "repetition_stability": est(self.repetition_stability),
                "tie_rate": est(self.tie_rate),
+               "preference_fairness": est(self.preference_fairness),
+               "position_prior": est(self.position_prior),
                "accuracy": est(self.accuracy), "length_bias": est(self.length_bias),
                "markdown_bias": est(self.markdown_bias), "n_pairs": self.n_pairs,
                "flagged_pairs": self.flagged_pairs}
@@ -173,8 +186,12 @@ def audit_verdicts(verdicts: pd.DataFrame, *, items: pd.DataFrame | None = None,
             "position_consistency": position_consistency(v, **kwargs),
             "first_position_rate": first_position_rate(v, **kwargs),
             "tie_rate": tie_rate(v, **kwargs),
+            "preference_fairness": preference_fairness(v, **kwargs),
             "repetition_stability": repetition_stability(v, **kwargs),
         }
+        if has_probabilities(v):
+            audit["position_prior"] = position_prior(v.drop(columns="judge", errors="ignore"),
+                                                     **kwargs)
         audit["flagged_pairs"], audit["n_pairs"] = flagged_pair_counts(v)
         if gold is not None:
             audit["accuracy"] = gold_accuracy(v, gold, **kwargs)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ import pandas as pd
 
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.audit._gold import _pair_keys, gold_choice
+from fairjudge.audit._selector_check import SelectorCheck, configuration_identity, selector_check
 from fairjudge.data._schema import WINNER_VALUES, Outcome
 from fairjudge.stats._agreement import cohens_kappa, paired_bootstrap_difference
 from fairjudge.stats._bootstrap import bootstrap_rate
@@ -43,6 +45,15 @@ class Comparison:
     recommendation : str
         A recommendation derived from these measurements, with its evidence.
     n_instances : int
+    recommended : str
+        The configuration the recommendation picks ("" with a single configuration).
+    algorithm_1 : SelectorCheck or None
+        The study's Algorithm 1 for this comparison's judge beside ``recommended``
+        [debiasing-strategies-study §5.4].
+    holm_family : str
+        What the Holm adjustment in ``table["p_holm"]`` spans; in a family across judges
+        (:func:`compare_by_judge`) ``table["p_holm_family"]`` holds the family-wide values
+        and the recommendation uses them.
     """
 
     names: list
@@ -54,6 +65,9 @@ class Comparison:
     mixed_error: str = ""
     level: float = 0.95
     interval_method: str = "cluster percentile bootstrap"
+    recommended: str = ""
+    algorithm_1: SelectorCheck | None = None
+    holm_family: str = "the tests of this comparison"
 
     def to_dict(self) -> dict:
         out = {}
@@ -75,12 +89,17 @@ class Comparison:
                     "mde": row.mde},
                 "pareto": row.name in self.pareto,
             }
+            if "p_holm_family" in self.table.columns and out[row.name]["mcnemar"]:
+                out[row.name]["mcnemar"]["p_holm_family"] = row.p_holm_family
         return {"baseline": self.names[0], "n_instances": self.n_instances,
                 "configurations": out,
                 "mixed_effects": None if self.mixed is None else
                 self.mixed.to_dict(orient="records"),
                 "mixed_effects_error": self.mixed_error or None,
-                "pareto": self.pareto, "recommendation": self.recommendation}
+                "pareto": self.pareto, "holm_family": self.holm_family,
+                "recommendation": self.recommendation,
+                "recommended": self.recommended or None,
+                "algorithm_1": None if self.algorithm_1 is None else self.algorithm_1.as_dict()}
 
 
 def _instances(table: pd.DataFrame, ordered: bool, by_pair_id: bool) -> pd.Series:
@@ -156,7 +175,9 @@ def _one_per_pair(table: pd.DataFrame, by_pair_id: bool) -> pd.DataFrame:
 
 
 def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = None,
-                     level: float = 0.95, n_boot: int = 2000, rng=0) -> Comparison:
+                     level: float = 0.95, n_boot: int = 2000, rng=0, task: str = "natural",
+                     budget_multiplier: int | None = None,
+                     strategy_ids: dict | None = None) -> Comparison:
     """Compare configurations (strategies or judges) judged on the same pairs.
 
     Each table holds one configuration's verdicts, one per instance: a pair (one row per
@@ -178,6 +199,15 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
     costs : dict of str -> float, optional
         Dollars per evaluation; defaults to the mean per-instance ``cost`` column of each
         table when present.
+    task : {"natural", "adversarial", "high-stakes"}
+        Task type for the study's Algorithm 1, shown beside the data-driven recommendation
+        (``algorithm_1``); the data cannot tell it, so say it.
+    budget_multiplier : int, optional
+        Algorithm 1's budget k (judge calls per pair); ``None``: not limited.
+    strategy_ids : dict of str -> str, optional
+        The study strategy (B0, S1 ... S8) of configurations whose name and ``strategy``
+        column do not say it, e.g. ``{"Vanilla_NoRules": "B0"}``; only Algorithm 1's
+        comparison reads it.
 
     Raises
     ------
@@ -186,6 +216,16 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
         label, or if the tables do not cover the same instances.
     """
 
+    comparison, _ = _compare(tables, gold, costs=costs, level=level, n_boot=n_boot, rng=rng,
+                             task=task, budget_multiplier=budget_multiplier,
+                             strategy_ids=strategy_ids)
+    return comparison
+
+
+def _compare(tables: dict, gold: pd.DataFrame, *, costs, level, n_boot, rng, task,
+             budget_multiplier, strategy_ids) -> tuple[Comparison, dict]:
+    """:func:`compare_verdicts`, also returning each configuration's per-instance
+    correctness (name -> array of 0/1), which a family across judges re-tests."""
     if len(tables) < 1:
         raise FairjudgeInputError("`tables` needs at least one verdict table")
     names = list(tables)
@@ -195,7 +235,10 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
                 values = ", ".join(map(str, table[column].unique()[:4]))
                 raise FairjudgeInputError(
                     f"{table.attrs.get('source', name)}: holds verdicts of several "
-                    f"{column}s ({values}); compare one configuration per file")
+                    f"{column}s ({values}); compare one configuration per file, or split "
+                    "it by judge and strategy (`split_by_judge`, `compare --by-judge`)")
+    identities = {name: configuration_identity(name, table, strategy_ids)
+                  for name, table in tables.items()}
     by_pair_id = all({"pair_id", "order"} <= set(t.columns) for t in tables.values())
     several = {name: bool(_instances(t, False, by_pair_id).duplicated().any())
                for name, t in tables.items()}
@@ -284,8 +327,37 @@ def compare_verdicts(tables: dict, gold: pd.DataFrame, *, costs: dict | None = N
         table.loc[tested, "p_holm"] = holm_bonferroni(table.loc[tested, "mcnemar_p"].to_numpy())
     mixed, mixed_error = _mixed_effects(correct, names, clusters)
     pareto = pareto_front(table)
-    recommendation = _recommend(table, correct, names)
-    return Comparison(names, table, mixed, pareto, recommendation, n, mixed_error, level)
+    comparison = Comparison(names, table, mixed, pareto, "", n, mixed_error, level)
+    selector = {"task": task, "budget_multiplier": budget_multiplier,
+                "identities": identities}
+    return _with_recommendation(comparison, correct, selector), correct
+
+
+def _with_recommendation(comparison: Comparison, correct: dict, selector: dict, *,
+                         p_column: str = "p_holm",
+                         holm_family: str = "the tests of this comparison") -> Comparison:
+    """``comparison`` with its data-driven recommendation (at the Holm p-values of
+    ``p_column``) and Algorithm 1 beside it."""
+    text, chosen = _recommend(comparison.table, correct, comparison.names, p_column=p_column,
+                              holm_family=holm_family)
+    identities = selector["identities"]
+    judges = {j for j, _ in identities.values()}
+    # Algorithm 1's M is the comparison's one judge; configurations of several (or unknown)
+    # judges leave M unspecified, as the algorithm allows.
+    model = next(iter(judges)) if len(judges) == 1 else None
+    rows = comparison.table.set_index("name")
+    evidence = {}
+    for name in comparison.names:
+        r = rows.loc[name]
+        evidence[name] = f"agreement {r['agreement']:.3f}"
+        if name != comparison.names[0]:
+            evidence[name] += (f", {100 * r['difference']:+.1f} pp vs {comparison.names[0]}, "
+                               f"Holm p {r[p_column]:.2g}")
+    check = selector_check(model=model, recommended=chosen, identities=identities,
+                           task=selector["task"],
+                           budget_multiplier=selector["budget_multiplier"], evidence=evidence)
+    return dataclasses.replace(comparison, recommendation=text, recommended=chosen,
+                               algorithm_1=check, holm_family=holm_family)
 
 
 def _mde(n: int, baseline_correct: np.ndarray, candidate_correct: np.ndarray) -> float:
@@ -303,6 +375,10 @@ def _mde(n: int, baseline_correct: np.ndarray, candidate_correct: np.ndarray) ->
         return float("nan")
 
 
+#: Gauss-Hermite nodes tried in turn for the mixed-effects regression until one converges.
+MIXED_QUADRATURE_NODES = (25, 50, 100)
+
+
 def _mixed_effects(correct, names, clusters):
     if len(names) < 2:
         return None, "needs at least two configurations"
@@ -313,7 +389,14 @@ def _mixed_effects(correct, names, clusters):
         with warnings.catch_warnings():
             # Non-convergence is reported below, in place of the coefficients.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = strategy_effects(y, strategy, instance, baseline=names[0])
+            # A large instance variance makes the 25-node adaptive quadrature inaccurate
+            # enough to stall the optimiser (MT-Bench, ChatGPT and PaLM2 of LLMBar's
+            # recordings); more nodes are tried before the fit is declared failed.
+            for nodes in MIXED_QUADRATURE_NODES:
+                fit = strategy_effects(y, strategy, instance, baseline=names[0],
+                                       n_quadrature=nodes)
+                if fit.converged:
+                    break
     except (ValueError, np.linalg.LinAlgError, FloatingPointError) as err:
         return None, str(err)
     if not fit.converged:
@@ -344,27 +427,30 @@ def pareto_front(table: pd.DataFrame) -> list:
     return front
 
 
-def _recommend(table: pd.DataFrame, correct: dict, names: list) -> str:
-    """Recommendation from the measurements only.
+def _recommend(table: pd.DataFrame, correct: dict, names: list, *, p_column: str = "p_holm",
+               holm_family: str = "the tests of this comparison") -> tuple[str, str]:
+    """Recommendation from the measurements only, and the configuration it picks.
 
     A configuration replaces the baseline only if it beats it by McNemar's test after
-    Holm–Bonferroni (alpha 0.05). Among the baseline and such configurations, those not
-    significantly worse than the most accurate one are equivalent, and the cheapest of them
-    is chosen when costs are known. No model or strategy name is favoured a priori.
+    Holm–Bonferroni (alpha 0.05) over ``holm_family`` (p-values in ``p_column``). Among the
+    baseline and such configurations, those not significantly worse than the most accurate
+    one are equivalent, and the cheapest of them is chosen when costs are known. No model or
+    strategy name is favoured a priori.
     """
     if len(names) == 1:
-        return f"only one configuration ({names[0]}); nothing to compare"
+        return f"only one configuration ({names[0]}); nothing to compare", ""
     rows = table.set_index("name")
     base = names[0]
+    scope = "" if holm_family == "the tests of this comparison" else f" over {holm_family}"
     better = [n for n in names[1:]
-              if rows.loc[n, "p_holm"] < ALPHA and rows.loc[n, "difference"] > 0]
+              if rows.loc[n, p_column] < ALPHA and rows.loc[n, "difference"] > 0]
     if not better:
         gains = ", ".join(f"{n} {rows.loc[n, 'difference'] * 100:+.1f} pp (Holm p "
-                          f"{rows.loc[n, 'p_holm']:.2g})" for n in names[1:])
+                          f"{rows.loc[n, p_column]:.2g})" for n in names[1:])
         mde = rows["mde"].iloc[1:].max()
-        return (f"keep {base}: no configuration beats it significantly after Holm correction "
-                f"({gains}); at n = {int(rows.loc[base, 'n'])} the minimum detectable gain is "
-                f"about {mde * 100:.1f} points, so smaller gains would go unseen.")
+        return (f"keep {base}: no configuration beats it significantly after Holm correction"
+                f"{scope} ({gains}); at n = {int(rows.loc[base, 'n'])} the minimum detectable "
+                f"gain is about {mde * 100:.1f} points, so smaller gains would go unseen."), base
     candidates = [base] + better
     best = max(candidates, key=lambda n: rows.loc[n, "agreement"])
     others = [n for n in candidates if n != best]
@@ -380,10 +466,10 @@ def _recommend(table: pd.DataFrame, correct: dict, names: list) -> str:
                 f"significantly ({r['agreement']:.3f} [{r['agreement_ci_low']:.3f}, "
                 f"{r['agreement_ci_high']:.3f}] vs {rows.loc[base, 'agreement']:.3f}; "
                 f"b = {int(r['mcnemar_b'])}, c = {int(r['mcnemar_c'])}, Holm p = "
-                f"{r['p_holm']:.2g}).")
+                f"{r[p_column]:.2g}{scope}).")
     if len(tied) > 1:
         evidence += (f" Not distinguishable from it (McNemar, Holm): "
                      f"{', '.join(t for t in tied if t != best)}.")
     if choice != best:
         evidence += f" {choice} is the cheapest of these (${costs[choice]:.4g} per evaluation)."
-    return f"use {choice}. " + evidence
+    return f"use {choice}. " + evidence, choice

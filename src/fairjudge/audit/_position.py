@@ -98,6 +98,86 @@ def repetition_stability(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot:
     return bootstrap_rate(stable.to_numpy(dtype=float), level=level, n_boot=n_boot, rng=rng)
 
 
+#: Choice pairs (slot chosen in one order, slot chosen in the other) that Shi et al. count as
+#: primacy-preferred (the first slot, or the first slot and a tie) and recency-preferred.
+_PRIMACY = frozenset({("a", "a"), ("a", "tie"), ("tie", "a")})
+_RECENCY = frozenset({("b", "b"), ("b", "tie"), ("tie", "b")})
+
+
+def _slot_pairs(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per pair judged in both orders (first sample of each order): ``judge``, ``pair`` and
+    the slot each order's verdict chose (``own``: shown in the pair's own order, ``swapped``:
+    in the other), each ``a`` (first slot), ``b`` (second), ``tie`` or ``invalid``."""
+    units = _unit_keys(verdicts)
+    slot = verdicts["winner"].astype("string").fillna("invalid").to_numpy(dtype=object)
+    units = units.assign(slot=np.where(np.isin(slot, ["a", "b", "tie"]), slot, "invalid"))
+    if "sample" in verdicts.columns:
+        units = units.assign(sample=verdicts["sample"].to_numpy()).sort_values(
+            ["judge", "pair", "own_order", "sample"], kind="stable")
+    first = units.drop_duplicates(["judge", "pair", "own_order"])
+    wide = first.pivot(index=["judge", "pair"], columns="own_order", values="slot")
+    if not {True, False} <= set(wide.columns):
+        return pd.DataFrame({"judge": [], "pair": [], "own": [], "swapped": []})
+    wide = wide.dropna()  # pairs judged in one order only
+    return pd.DataFrame({"judge": wide.index.get_level_values("judge"),
+                         "pair": wide.index.get_level_values("pair"),
+                         "own": wide[True].to_numpy(dtype=object),
+                         "swapped": wide[False].to_numpy(dtype=object)})
+
+
+def preference_fairness(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int = 2000,
+                        rng=0) -> Estimate:
+    """Preference fairness (PF) of Shi et al.: the judge's net lean to the last slot, in [-1, 1].
+
+    Each pair judged in both orders gives a *choice pair* in the frame of the slots shown
+    (``a`` first, ``b`` second, ``tie``): it is primacy-preferred for (a, a), (a, tie),
+    (tie, a), recency-preferred for (b, b), (b, tie), (tie, b), and consistent otherwise
+    ((a, b), (b, a), (tie, tie)); a pair with an invalid output is neither. With ``rc`` and
+    ``pc`` the recency- and primacy-preferred counts over ``n`` pairs judged in both orders,
+    Shi et al. define
+
+    ``PF_raw = rc * rc / (rc + pc) - pc * pc / (rc + pc)``  (= ``rc - pc``),
+    ``PF = (PF_raw - S_min) / (S_max - S_min) * 2 - 1`` with ``S_min = -n``, ``S_max = n``,
+
+    so ``PF = (rc - pc) / n``: -1 always prefers the first slot, +1 always the last, 0 is
+    fair. ``n`` counts every pair judged in both orders, invalid outputs included, as the
+    authors' code does. Unlike :func:`first_position_rate` (share of decisive verdicts that
+    pick the first slot) it counts pairs, and a pair whose two verdicts name the same answer
+    adds nothing whatever its slots, so a judge that is right in both orders reads 0.
+
+    The paper computes PF per (judge, candidate model, task) and averages; this is the
+    pooled value over all of one judge's pairs. The interval is a percentile bootstrap over
+    pairs (PF is the mean of per-pair scores +1, -1, 0).
+
+    Returns
+    -------
+    Estimate
+        ``n`` counts pairs; NaN with ``n = 0`` when no pair was judged in both orders.
+
+    References
+    ----------
+    Shi et al., "Judging the Judges: A Systematic Study of Position Bias in LLM-as-a-Judge",
+    arXiv 2406.07791, §3 (Preference Fairness); the authors' code
+    (Slimshilin/Position-Bias-Analyzer, ``consistency_preference_calculation.py``) fixes
+    ``S_min = -n``, ``S_max = n``. [position-bias-swap, "preference fairness"]
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = pd.DataFrame({"item_a": ["x", "y", "u", "w"], "item_b": ["y", "x", "w", "u"],
+    ...                   "winner": ["a", "a", "a", "b"], "pair_id": [1, 1, 2, 2]})
+    >>> preference_fairness(v, n_boot=10).estimate  # pair 1 primacy, pair 2 consistent
+    -0.5
+    """
+    pairs = _slot_pairs(verdicts)
+    choice = list(zip(pairs["own"], pairs["swapped"]))
+    score = np.array([1.0 if c in _RECENCY else -1.0 if c in _PRIMACY else 0.0
+                      for c in choice])
+    if not score.size:
+        return Estimate.missing(level=level, method="percentile bootstrap")
+    return bootstrap_mean(score, level=level, n_boot=n_boot, rng=rng)
+
+
 def pair_consistency(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per pair judged in both orders: ``judge``, ``pair_id``, ``item_a`` and ``item_b``
     (the pair's own items) and ``consistent`` (same winner in both orders, from sample 0 of

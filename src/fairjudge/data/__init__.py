@@ -8,8 +8,19 @@ from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons, encode_verdicts
 from fairjudge.data._features import text_features
 from fairjudge.data._io import load_items, load_verdicts, read_table, write_table
+from fairjudge.data._oracle import RecordedOracle, load_recorded_oracle, write_recorded_oracle
 from fairjudge.data._pairs import PAIR_COLUMNS, load_pairs
-from fairjudge.data._pools import QUESTION_TEMPLATE, controlled_pool, pool_question, pool_topics
+from fairjudge.data._pools import (
+                                      BANKS,
+                                      QUESTION_TEMPLATE,
+                                      TrueTopK,
+                                      boundary_distance,
+                                      controlled_pool,
+                                      pool_bank,
+                                      pool_question,
+                                      pool_topics,
+                                      true_topk,
+)
 from fairjudge.data._recorded import (
                                       RECORDED_DATASETS,
                                       RecordedBenchmark,
@@ -39,6 +50,7 @@ from fairjudge.data._simulator import (
 )
 
 __all__ = [
+    "BANKS",
     "DEFAULT_COVARIATES",
     "PAIR_COLUMNS",
     "QUESTION_TEMPLATE",
@@ -49,8 +61,11 @@ __all__ = [
     "FairjudgeInputError",
     "Outcome",
     "RecordedBenchmark",
+    "RecordedOracle",
     "SimulatedJudge",
+    "TrueTopK",
     "balanced_binary_covariate",
+    "boundary_distance",
     "check_verdict_items",
     "controlled_pool",
     "encode_verdicts",
@@ -61,17 +76,21 @@ __all__ = [
     "load_llmbar",
     "load_pairs",
     "load_prd",
+    "load_recorded_oracle",
     "load_recorded",
     "load_verdicts",
     "matrix_to_verdicts",
+    "pool_bank",
     "pool_question",
     "pool_topics",
     "read_table",
     "shared_data_dir",
     "simulate_items",
     "text_features",
+    "true_topk",
     "validate_items",
     "validate_verdicts",
     "verdicts_to_matrix",
+    "write_recorded_oracle",
     "write_table",
 ]

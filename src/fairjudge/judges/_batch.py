@@ -47,7 +47,13 @@ from fairjudge._util._errors import JudgeBackendError, RequestRejected, Retryabl
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._cache import _owner_is_gone as owner_is_gone
 from fairjudge.judges._cache import lease_owner, request_payload
-from fairjudge.judges._types import CallResult, Completion, JudgeRequest, Usage
+from fairjudge.judges._types import (
+    CallResult,
+    Completion,
+    JudgeRequest,
+    Usage,
+    chars_per_token_usage,
+)
 
 #: This process, as the owner of the batches it submits.
 OWNER = lease_owner()
@@ -496,6 +502,10 @@ def _ingest(api, batch: dict, results: dict, *, cache, report, answers, wanted, 
                 report.cost_reported += dollars
             else:
                 report.cost_estimated += dollars
+                prompt_chars = sum(len(str(content)) for _, content in
+                                   payload.get("messages", []))
+                report.cost_estimated_typical += price.cost(chars_per_token_usage(
+                    prompt_chars, completion.text, api.price_factor))
         report.input_tokens += completion.usage.input_tokens
         report.output_tokens += completion.usage.output_tokens
         cache.ingest(key, completion, payload, attempt, dollars)

@@ -28,7 +28,7 @@ from fairjudge.judges._cache import (
     lease_owner,
     legacy_cache_key,
 )
-from fairjudge.judges._types import CallResult, JudgeRequest, Usage
+from fairjudge.judges._types import CallResult, JudgeRequest, Usage, chars_per_token_usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from fairjudge.judges._batch import BatchOptions
@@ -225,7 +225,9 @@ class RunReport:
     ``cost_failed`` (the worst case of every failed attempt the provider may have billed: a
     timeout, a dropped or truncated answer, a server error). ``cost`` is their sum: what this
     run spent. ``cost_earlier`` is what earlier runs of the same calls spent (from the
-    cache's ledger), which the cap counts too.
+    cache's ledger), which the cap counts too. ``cost_estimated_typical`` prices the same
+    answers without usage at characters / 4 tokens (the strategies study's estimate): what
+    they most likely cost, reported beside the worst case and never counted against the cap.
     """
 
     requested: int = 0
@@ -248,6 +250,7 @@ class RunReport:
     batches_resumed: int = 0
     cost_reported: float = 0.0
     cost_estimated: float = 0.0
+    cost_estimated_typical: float = 0.0
     cost_failed: float = 0.0
     cost_earlier: float = 0.0
     max_cost: float | None = None
@@ -308,7 +311,9 @@ class RunReport:
             pieces = [f"${self.cost_reported:.4f} reported by the provider"]
             if self.cost_estimated:
                 pieces.append(f"${self.cost_estimated:.4f} estimated for "
-                              f"{self.usage_estimated} answers without usage")
+                              f"{self.usage_estimated} answers without usage (their worst "
+                              f"case, counted against the cap; about "
+                              f"${self.cost_estimated_typical:.4f} at characters/4 tokens)")
             if self.cost_failed:
                 pieces.append(f"${self.cost_failed:.4f} worst case of failed attempts")
             money += f" ({' + '.join(pieces)})"
@@ -626,6 +631,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         else:
             dollars = price.cost(completion.usage)
             report.cost_estimated += dollars
+            report.cost_estimated_typical += price.cost(chars_per_token_usage(
+                sum(len(m.content) for m in request.messages), completion.text))
         report.input_tokens += completion.usage.input_tokens
         report.output_tokens += completion.usage.output_tokens
         return completion, dollars

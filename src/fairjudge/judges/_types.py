@@ -96,6 +96,16 @@ class Usage:
                 "price_factor": self.price_factor}
 
 
+def chars_per_token_usage(prompt_chars: int, output_text: str,
+                          price_factor: float = 1.0) -> Usage:
+    """The usual estimate of an answer's usage when the provider reports none: one token per
+    four characters of prompt and of output, rounded up [debiasing-strategies-study, cost
+    accounting]. A typical figure, not a bound (it can be 4x low for CJK text), so it is
+    reported beside the worst case and never counted against a spend cap."""
+    return Usage(-(-int(prompt_chars) // 4), -(-len(output_text) // 4), reported=False,
+                 price_factor=price_factor)
+
+
 @dataclass(frozen=True)
 class Completion:
     """What a backend returns for one request: raw material, not yet a verdict.

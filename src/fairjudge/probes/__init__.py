@@ -20,12 +20,17 @@ kinds, one module each:
 :func:`build_probes` builds every requested kind from answers the user supplies,
 deterministically for a seed; :func:`score_probes` turns a judge's verdicts on them (the
 per-call table ``fairjudge judge`` writes) into signed bias scores
-``b = P(target) - P(non-target)``. A new kind is a :class:`ProbeKind` passed to
-:func:`register_probe_kind`; :func:`factor_probe_kind` makes one from data (a bias factor's
-name, definition and a function that rewrites an answer to carry more or less of it).
+``b = P(target) - P(non-target)``. Records with a ``category`` (or ``topic``) give their
+probes a ``category`` column; :func:`probe_outcomes` scores each verdict per judge and
+strategy, and from it :func:`style_bias_by_topic` (Table 7), :func:`bias_by_category`
+(Fig. 3), :func:`cross_bias_interactions` (Fig. 2) and :func:`cross_bias_correlation`
+break the results down [debiasing-strategies-study §4.3, App. E]. A new kind is a
+:class:`ProbeKind` passed to :func:`register_probe_kind`; :func:`factor_probe_kind` makes
+one from data (a bias factor's name, definition and a function that rewrites an answer to
+carry more or less of it).
 """
 
-from fairjudge.probes._build import PROBE_COLUMNS, answer_records, build_probes
+from fairjudge.probes._build import CATEGORY_FIELDS, PROBE_COLUMNS, answer_records, build_probes
 from fairjudge.probes._factor import factor_probe_kind, register_table_kinds
 from fairjudge.probes._registry import (
                                         AnswerRecord,
@@ -62,6 +67,21 @@ from fairjudge.probes.length import EXPANSION_RATIO, LENGTH  # noqa: E402  isort
 from fairjudge.probes.truncation import TRUNCATION, TRUNCATION_SHARE  # noqa: E402  isort: skip
 from fairjudge.probes.model_origin import MODEL_ORIGIN  # noqa: E402  isort: skip
 
+# After the kinds: it imports style, which must not register before position.
+from fairjudge.probes._breakdown import (  # noqa: E402  isort: skip
+                                        BREAKDOWN_COLUMNS,
+                                        OUTCOME_COLUMNS,
+                                        CrossBiasCorrelation,
+                                        ProbeBreakdown,
+                                        bias_by_category,
+                                        cross_bias_correlation,
+                                        cross_bias_interactions,
+                                        probe_bias_table,
+                                        probe_breakdown,
+                                        probe_outcomes,
+                                        style_bias_by_topic,
+)
+
 #: The built-in probe kinds, in table order.
 BUILTIN_KINDS = (POSITION, STYLE, LENGTH, TRUNCATION, MODEL_ORIGIN)
 #: Names of the built-in kinds (``STYLE`` also yields its mirror ``STYLE_BA``).
@@ -71,7 +91,19 @@ BIAS_TYPES = tuple(bias_type for kind in BUILTIN_KINDS for bias_type in kind.bia
 
 __all__ = [
     "BIAS_TYPES",
+    "BREAKDOWN_COLUMNS",
     "BUILTIN_KINDS",
+    "CATEGORY_FIELDS",
+    "OUTCOME_COLUMNS",
+    "CrossBiasCorrelation",
+    "ProbeBreakdown",
+    "bias_by_category",
+    "cross_bias_correlation",
+    "cross_bias_interactions",
+    "probe_bias_table",
+    "probe_breakdown",
+    "probe_outcomes",
+    "style_bias_by_topic",
     "EXPANSION_RATIO",
     "PROBE_COLUMNS",
     "PROBE_KINDS",

@@ -24,6 +24,9 @@ from fairjudge.probes._registry import (
 #: Columns of the probe table, in order.
 PROBE_COLUMNS = ("id", "bias_type", "question", "a", "b", "expected_verdict", "target",
                  "source_a", "source_b", "construction_notes", "record_id")
+#: Record columns naming a question's topic or category, in order of preference; a probe
+#: table built from such records gets an extra ``category`` column after PROBE_COLUMNS.
+CATEGORY_FIELDS = ("category", "topic")
 
 
 def answer_records(records) -> list[AnswerRecord]:
@@ -33,7 +36,8 @@ def answer_records(records) -> list[AnswerRecord]:
     ----------
     records : pandas.DataFrame or list of dict
         ``question`` and ``answer`` (non-empty strings; surrounding whitespace is removed),
-        optional ``source`` and ``id`` (unique; the row position otherwise).
+        optional ``source``, ``id`` (unique; the row position otherwise) and ``category``
+        (or ``topic``): the question's topic, kept for per-category analyses.
 
     Returns
     -------
@@ -84,7 +88,38 @@ def answer_records(records) -> list[AnswerRecord]:
         seen[rid] = position
         source = row.get("source")
         source = None if _missing(source) or not str(source).strip() else str(source).strip()
-        out.append(AnswerRecord(rid, row["question"].strip(), row["answer"].strip(), source))
+        out.append(AnswerRecord(rid, row["question"].strip(), row["answer"].strip(), source,
+                                _category(row)))
+    return out
+
+
+def _category(row: Mapping) -> str | None:
+    """The record's topic: its first non-empty CATEGORY_FIELDS value, or None."""
+    for field in CATEGORY_FIELDS:
+        value = row.get(field)
+        if not _missing(value) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def _probe_categories(probes: list[dict], records: list[AnswerRecord]) -> list[str | None]:
+    """The category of each built probe, from the record(s) it was built from.
+
+    A probe's ``record_id`` is one record's id, or ``"<a's record>+<b's record>"`` for
+    pairs of records (MODEL_ORIGIN); ids may themselves contain ``+``, so a pair is
+    matched through its question instead: the category all records with that question
+    share (None when they disagree or have none)."""
+    by_id = {r.id: r.category for r in records}
+    by_question: dict[str, set] = {}
+    for r in records:
+        by_question.setdefault(r.question, set()).add(r.category)
+    out = []
+    for probe in probes:
+        if probe["record_id"] in by_id:
+            out.append(by_id[probe["record_id"]])
+            continue
+        shared = by_question.get(probe["question"], set())
+        out.append(next(iter(shared)) if len(shared) == 1 else None)
     return out
 
 
@@ -210,8 +245,8 @@ def build_probes(records, *, seed: int = 0, kinds: Sequence[str] | None = None,
     ----------
     records : pandas.DataFrame or list of dict
         ``question`` and ``answer`` (non-empty strings; surrounding whitespace is removed),
-        optional ``source`` (the model that wrote the answer) and ``id`` (unique; the row
-        position otherwise).
+        optional ``source`` (the model that wrote the answer), ``id`` (unique; the row
+        position otherwise) and ``category`` (or ``topic``; e.g. an MT-Bench category).
     seed : int
         Fixes every random choice (slots, clause order, which records a cap keeps). The same
         records and seed give byte-identical output.
@@ -233,7 +268,9 @@ def build_probes(records, *, seed: int = 0, kinds: Sequence[str] | None = None,
         ``a`` or ``b``), ``target`` (``a`` or ``b``, the side a positive bias prefers; None
         for MODEL_ORIGIN), ``source_a``, ``source_b`` (MODEL_ORIGIN only, else None),
         ``construction_notes`` and ``record_id`` (``"<a's record>+<b's record>"`` for
-        MODEL_ORIGIN). ``attrs`` hold ``seed`` and ``skipped``: one dict (``bias_type``,
+        MODEL_ORIGIN), and ``category`` when any record has one (the source record's
+        ``category``/``topic``; for a MODEL_ORIGIN pair the category its question's records
+        share, else None). ``attrs`` hold ``seed`` and ``skipped``: one dict (``bias_type``,
         ``record_id``, ``reason``) per record a kind could not use.
 
     Raises
@@ -284,6 +321,9 @@ def build_probes(records, *, seed: int = 0, kinds: Sequence[str] | None = None,
     frame = pd.DataFrame(rows, columns=list(PROBE_COLUMNS))
     for column in ("target", "source_a", "source_b"):  # empty is None, not NaN
         frame[column] = pd.Series([r[column] for r in rows], index=frame.index, dtype=object)
+    if any(r.category is not None for r in recs):
+        frame["category"] = pd.Series(_probe_categories(rows, recs), index=frame.index,
+                                      dtype=object)
     frame.attrs["seed"] = seed
     frame.attrs["skipped"] = skipped
     if skipped:

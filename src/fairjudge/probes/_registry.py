@@ -43,12 +43,17 @@ class AnswerRecord:
         Non-empty, surrounding whitespace removed.
     source : str or None
         The model that wrote the answer (MODEL_ORIGIN pairs answers by source).
+    category : str or None
+        The question's topic or category (an MT-Bench category, a Table 7 topic), carried to
+        the probes built from it for the per-category analyses
+        [debiasing-strategies-study App. E].
     """
 
     id: str
     question: str
     answer: str
     source: str | None = None
+    category: str | None = None
 
 
 @dataclass(frozen=True)

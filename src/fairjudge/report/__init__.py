@@ -12,8 +12,16 @@ from fairjudge.report._audit import (
                                      comparison_tables,
                                      render_audits,
                                      render_comparison,
+                                     render_swap_plans,
 )
-from fairjudge.report._experiment import format_topk_summary, render_topk_summary, write_topk_report
+from fairjudge.report._compare_family import family_comparison_html, render_family_comparison
+from fairjudge.report._experiment import (
+                                     format_topk_summary,
+                                     judge_panel_section,
+                                     render_topk_summary,
+                                     write_topk_panel_report,
+                                     write_topk_report,
+)
 from fairjudge.report._hubj import (
                                      consensus_html,
                                      discovery_html,
@@ -23,10 +31,14 @@ from fairjudge.report._hubj import (
 )
 from fairjudge.report._judge_report import judge_report_html
 from fairjudge.report._plots import (
+                                     plot_competence_gain,
+                                     plot_cost_frontier,
                                      plot_estimates_vs_truth,
                                      plot_recall_vs_budget,
+                                     plot_score_ablation,
                                      plot_spend_by_distance,
 )
+from fairjudge.report._probe_breakdown import render_probe_breakdown
 from fairjudge.report._provenance import InputFile, Provenance
 from fairjudge.report._ranking_html import ranking_html
 from fairjudge.report._tables import (
@@ -54,6 +66,7 @@ __all__ = [
     "comparison_tables",
     "consensus_html",
     "discovery_html",
+    "family_comparison_html",
     "format_ablation_2x2",
     "format_bias_estimates",
     "format_count",
@@ -68,9 +81,13 @@ __all__ = [
     "format_spend",
     "format_tests",
     "format_topk_summary",
+    "judge_panel_section",
     "judge_report_html",
+    "plot_competence_gain",
+    "plot_cost_frontier",
     "plot_estimates_vs_truth",
     "plot_recall_vs_budget",
+    "plot_score_ablation",
     "plot_spend_by_distance",
     "profile_tables",
     "quantification_html",
@@ -78,7 +95,11 @@ __all__ = [
     "render",
     "render_audits",
     "render_comparison",
+    "render_family_comparison",
+    "render_probe_breakdown",
+    "render_swap_plans",
     "render_topk_summary",
     "winrate_html",
+    "write_topk_panel_report",
     "write_topk_report",
 ]

@@ -42,6 +42,11 @@ def comparison_tables(comparison) -> dict[str, pd.DataFrame]:
         "p": tested["mcnemar_p"].map(format_p), "exact p": tested["mcnemar_exact_p"].map(format_p),
         "Holm p": tested["p_holm"].map(format_p),
         "MDE (pp)": (100 * tested["mde"]).round(1)}, index=tested.index)
+    if "p_holm_family" in tested.columns:
+        # A family across judges: the within-judge and the family-wide adjustment side by side.
+        table4 = table4.rename(columns={"Holm p": "Holm p (judge)"})
+        table4.insert(table4.columns.get_loc("Holm p (judge)") + 1, "Holm p (family)",
+                      tested["p_holm_family"].map(format_p))
     table4.index = [f"{comparison.names[0]} vs {n}" for n in table4.index]
     # Numbered in order here; the study's own table numbers are given in brackets.
     out = {"Table 1: agreement with gold and Cohen's kappa [study Table 1]": table1,
@@ -64,7 +69,24 @@ def render_comparison(comparison) -> str:
     if comparison.pareto:
         parts.append("cost-agreement Pareto front: " + ", ".join(comparison.pareto))
     parts.append("recommendation: " + comparison.recommendation)
+    parts.extend(algorithm_1_lines(comparison))
     return "\n\n".join(parts)
+
+
+def algorithm_1_lines(comparison) -> list[str]:
+    """The study's Algorithm 1 for this comparison and where it and the data disagree
+    [debiasing-strategies-study §5.4]; empty when the comparison carries no check."""
+    check = getattr(comparison, "algorithm_1", None)
+    if check is None:
+        return []
+    choice = check.choice
+    inputs = (f"task {choice.task}, model {choice.model or 'unspecified'}"
+              + (f" (as \"{choice.model_class}\")" if choice.model_class else "")
+              + f", budget k = {choice.budget_multiplier or 'not limited'}")
+    lines = [f"Algorithm 1 of the study ({inputs}): {choice.describe()}"]
+    lines += [f"  note: {note}" for note in choice.notes]
+    lines.append(f"Algorithm 1 vs the data: {check.summary}")
+    return ["\n".join(lines)]
 
 
 #: How each preference row reads in the text report.
@@ -107,6 +129,34 @@ AUDIT_NOTES = (
     "less often than gold does, yet may still lean to length where gold is held fixed.")
 
 
+def render_swap_plans(plans: dict) -> str:
+    """The swap-test decisions (:func:`fairjudge.audit.swap_test_plan`) as text: per judge
+    the decision, its numbers and the calls (and money) saved against swapping every pair."""
+    lines = []
+    for judge, p in plans.items():
+        lines.append(f"judge {judge}: {p.decision.upper()} for the full run of "
+                     f"{format_count(p.n_pairs)} pairs")
+        lines.append(f"  consistency (sample)   {_ci(p.consistency)}  "
+                     f"({p.sample_size} pairs swap-tested)")
+        if p.full_consistency is not None:
+            lines.append(f"  consistency (all)      {_ci(p.full_consistency)}  (every recorded "
+                         "pair, for comparison)")
+        lines.append(f"  threshold              {p.threshold:.2f} on the interval's lower bound")
+        money = ("" if p.money_saved is None else
+                 f"; ${p.money_saved:,.4f} at ${p.cost_per_call:.6f}/call")
+        lines.append(f"  calls                  {format_count(p.calls_plan)} planned vs "
+                     f"{format_count(p.calls_swap_all)} swapping every pair: "
+                     f"{format_count(p.calls_saved)} saved{money}")
+        if p.calls_saved == 0 and p.n_pairs > p.sample_size:
+            lines.append(f"                         (a single-order run would save "
+                         f"{format_count(p.n_pairs - p.sample_size)} calls, not warranted "
+                         "here)")
+        lines.extend(textwrap.wrap(p.reason, width=96, initial_indent="  why: ",
+                                   subsequent_indent="       "))
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str:
     lines = []
     for judge, a in audits.items():
@@ -115,6 +165,13 @@ def render_audits(audits: dict, probe_scores: pd.DataFrame | None = None) -> str
         ties = "" if a.tie_rate is None else f"; ties {a.tie_rate.estimate:.3f} of verdicts"
         lines.append(f"  first-slot rate        {_ci(a.first_position_rate)}  (decisive "
                      f"verdicts; 0.5 = no slot preference{ties})")
+        if a.preference_fairness is not None:
+            lines.append(f"  preference fairness    {_ci(a.preference_fairness)}  (Shi et al. "
+                         "PF over pairs; -1 first slot, +1 last, 0 fair)")
+        if a.position_prior is not None and a.position_prior.n:
+            lines.append(f"  position prior (logit) {_ci(a.position_prior)}  (from p_a/p_b in "
+                         f"both orders; P(first) for equal answers "
+                         f"{1 / (1 + np.exp(-a.position_prior.estimate)):.3f})")
         lines.append(f"  repetition stability   {_ci(a.repetition_stability)}")
         lines.append(f"  invalid outputs        {_ci(a.invalid_rate)}")
         if a.accuracy is not None:
@@ -253,6 +310,7 @@ def audit_overview(audits: dict) -> pd.DataFrame:
             "position consistency": cell(a.position_consistency),
             "first-slot rate, decisive (0.5 fair)": cell(a.first_position_rate),
             "tie rate": cell(a.tie_rate),
+            "preference fairness (0 fair)": cell(a.preference_fairness),
             "accuracy vs gold": cell(a.accuracy),
             "length bias": cell(a.length_bias),
             "markdown bias": cell(a.markdown_bias),
@@ -282,4 +340,5 @@ def comparison_html(comparison, title: str = "fairjudge strategy comparison", *,
     return render_html("comparison.html.j2", title=title, provenance=provenance,
                        tables=tables, pareto=pareto,
                        mixed_error=comparison.mixed_error if comparison.mixed is None else "",
-                       recommendation=comparison.recommendation)
+                       recommendation=" ".join([comparison.recommendation,
+                                                *algorithm_1_lines(comparison)]))

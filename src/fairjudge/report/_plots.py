@@ -93,6 +93,72 @@ def plot_spend_by_distance(table: pd.DataFrame, path, *, budget: int) -> Path:
     return _save(plt, fig, path)
 
 
+def plot_score_ablation(recall: pd.DataFrame, path, *, budget: int, rules) -> Path:
+    """Bias-aware top-k recall of each acquisition-score variant at one budget, mean ± s.e.
+    bars, in ``rules`` order (Fig. 5). ``recall`` is
+    :attr:`fairjudge.active.TopkSummary.recall`; rules without a row at ``budget`` are left
+    out."""
+    plt = _pyplot()
+    rows = recall[(recall["model"] == "bias-aware") & (recall["budget"] == budget)]
+    rows = rows.set_index("rule").reindex([r for r in rules if r in set(rows["rule"])])
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    position = np.arange(len(rows))
+    ax.bar(position, rows["mean"].to_numpy(dtype=float),
+           yerr=rows["se"].to_numpy(dtype=float), capsize=4,
+           color=["C0" if rule == "topk" else "C7" for rule in rows.index])
+    ax.set_xticks(position, rows.index, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("top-k recall (bias-aware)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3, axis="y")
+    ax.set_title(f"Acquisition-score ablation at B={budget} (mean ± s.e.)", fontsize=10)
+    return _save(plt, fig, path)
+
+
+def plot_cost_frontier(frontier: pd.DataFrame, path) -> Path:
+    """Top-k recall against money, one line per (judge, model), money on a log axis, ± s.e.
+    bands (Fig. 7). ``frontier`` is :func:`fairjudge.active.cost_frontier`."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for (judge, model), group in frontier.groupby(["judge", "model"], sort=False):
+        money = group["money"].to_numpy(dtype=float)
+        mean, se = group["recall"].to_numpy(dtype=float), group["se"].to_numpy(dtype=float)
+        line, = ax.plot(money, mean, "-" if model == "bias-aware" else "--", marker="o",
+                        ms=3, label=f"{judge} ({model})")
+        ax.fill_between(money, mean - np.nan_to_num(se), mean + np.nan_to_num(se),
+                        alpha=0.12, color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_xlabel("money spent (per-call price x verdicts)")
+    ax.set_ylabel("top-k recall")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Cost-quality frontier (mean ± s.e. over oracles)", fontsize=10)
+    return _save(plt, fig, path)
+
+
+def plot_competence_gain(panel: pd.DataFrame, path, *, rho: float, p_value: float) -> Path:
+    """Each judge at its naive recall (competence, x) and verbosity coefficient ĉ (y), the
+    marker area growing with the bias-aware gain Δ (Fig. 8). ``panel`` is
+    :func:`fairjudge.active.judge_panel`."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    gain = panel["delta"].to_numpy(dtype=float)
+    ax.scatter(panel["naive_recall"], panel["c_hat"], s=30 + 600 * np.clip(gain, 0, None),
+               alpha=0.6, edgecolors="k")
+    for _, row in panel.iterrows():
+        ax.annotate(f"{row['judge']} (Δ {row['delta']:+.2f})",
+                    (row["naive_recall"], row["c_hat"]), fontsize=6,
+                    xytext=(4, 3), textcoords="offset points")
+    ax.axhline(0, c="grey", lw=0.8)
+    ax.set_xlabel("naive top-k recall (competence)")
+    ax.set_ylabel("verbosity coefficient ĉ")
+    ax.set_xlim(-0.02, 1.08)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"Where bias-aware modelling helps: Spearman ρ(competence, Δ) = {rho:+.2f} "
+                 f"(p = {p_value:.2g}, n = {len(panel)})", fontsize=9)
+    return _save(plt, fig, path)
+
+
 def consistency_gap_plot(curves: dict):
     """Position consistency vs quality gap, one line per judge with interval bars."""
     plt = _pyplot()

@@ -17,7 +17,12 @@ from fairjudge.judges._cache import CompletionCache
 from fairjudge.judges._parsing import RUBRIC_PARSER, VERDICT_PARSER, VerdictParser, parse_verdicts
 from fairjudge.judges._prompts import load_templates
 from fairjudge.judges._runner import RunOptions, RunReport, _progress_bar, execute_requests
-from fairjudge.judges._types import Completion, GenerationSettings, JudgeRequest
+from fairjudge.judges._types import (
+    Completion,
+    GenerationSettings,
+    JudgeRequest,
+    chars_per_token_usage,
+)
 from fairjudge.strategies._injection import INJECTION_FLAGS, injection_flags
 from fairjudge.strategies._strategies import Strategy, get_strategy, to_pair_frame
 
@@ -36,7 +41,8 @@ class JudgingResult:
         One row per call actually shown to a judge: a fairjudge verdict table (``item_a``
         shown first) with ``pair_id``, ``strategy``, ``order``, ``sample``, ``temperature``,
         ``template``, ``template_version``, ``outcome_detail`` (win, tie or invalid),
-        ``cost`` (dollars, NaN without a price), tokens, latency, ``cached``,
+        ``cost`` (dollars, NaN without a price; characters / 4 tokens when the provider
+        reported no usage, then ``cost_estimated`` is True), tokens, latency, ``cached``,
         ``p_a``/``p_b``/``p_tie`` when log-probabilities were available, ``raw``, ``detail``,
         ``parser`` (``name@version`` of the parser that read the completion), and
         ``answer_has_verdict_tokens``/``answer_has_delimiters`` (the pair's answers hold
@@ -241,7 +247,7 @@ class _Run:
             if call.order == "ba":
                 first, second = second, first
             probs = verdict.probabilities or {}
-            cost = price.cost(verdict.usage) if price else np.nan
+            cost, estimated = answer_cost(price, verdict.usage, request, verdict.raw)
             self.pair_cost[row.id] = self.pair_cost.get(row.id, 0.0) + cost
             rows.append({
                 "pair_id": row.id, "question_id": row.question_id,
@@ -251,7 +257,7 @@ class _Run:
                 "judge": backend.label, "strategy": strategy.name, "order": call.order,
                 "temperature": request.settings.temperature, "sample": call.sample,
                 "template": request.template, "template_version": request.template_version,
-                "cost": cost,
+                "cost": cost, "cost_estimated": estimated,
                 "input_tokens": verdict.usage.input_tokens,
                 "output_tokens": verdict.usage.output_tokens,
                 "latency": verdict.latency, "cached": verdict.cached,
@@ -267,13 +273,30 @@ class _Run:
             self.call_frames.append(pd.DataFrame(rows, columns=_CALL_COLUMNS))
 
 
+def answer_cost(price, usage, request: JudgeRequest, text: str) -> tuple[float, bool]:
+    """Dollars of one answer and whether they are an estimate.
+
+    With the provider's usage, its price; without it (``usage.reported`` False: the runner
+    stored the worst case, which the spend cap counted), the strategies study's estimate of
+    characters / 4 tokens of prompt and of answer, marked ``True``. NaN without a price.
+    """
+    if price is None:
+        return float("nan"), not usage.reported
+    if usage.reported:
+        return price.cost(usage), False
+    prompt_chars = sum(len(m.content) for m in request.messages)
+    return price.cost(chars_per_token_usage(prompt_chars, text or "", usage.price_factor)), True
+
+
 _CALL_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
                  "strategy", "order", "temperature", "sample", "template", "template_version",
-                 "cost", "input_tokens", "output_tokens", "latency", "cached", "p_a", "p_b",
+                 "cost", "cost_estimated", "input_tokens", "output_tokens", "latency", "cached",
+                 "p_a", "p_b",
                  "p_tie", "scores", "length_a", "length_b", "markdown_a", "markdown_b", "raw",
                  "detail", "parser", *INJECTION_FLAGS]
 _REFERENCE_COLUMNS = ["question", "judge", "template", "template_version", "reference", "ok",
-                      "detail", "input_tokens", "output_tokens", "cost", "cached"]
+                      "detail", "input_tokens", "output_tokens", "cost", "cost_estimated",
+                      "cached"]
 _AGGREGATE_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail",
                       "strategy", "judge", "n_calls", "cost_multiplier", "cost", *INJECTION_FLAGS]
 
@@ -321,7 +344,7 @@ async def _references(pairs, strategy: Strategy, backend, templates, cache, opti
                                      report=report)
     price = (options.prices or {}).get(backend.model)
     rows = []
-    for question, result in zip(missing, results):
+    for question, request, result in zip(missing, requests, results):
         if result is None:
             continue
         c = result.completion
@@ -332,7 +355,8 @@ async def _references(pairs, strategy: Strategy, backend, templates, cache, opti
                      "template_version": prompt.version, "reference": c.text, "ok": ok,
                      "detail": detail, "input_tokens": c.usage.input_tokens,
                      "output_tokens": c.usage.output_tokens,
-                     "cost": price.cost(c.usage) if price else np.nan,
+                     **dict(zip(("cost", "cost_estimated"),
+                                answer_cost(price, c.usage, request, c.text))),
                      "cached": result.cached})
     return ({r["question"]: r["reference"] for r in rows if r["ok"]},
             pd.DataFrame(rows, columns=_REFERENCE_COLUMNS))
