@@ -32,7 +32,7 @@ residualise-then-acquire (Tables 2-4, Figs. 2-5, written by ``write_topk_report`
 gets full-data fits (Table 1, Table 2's Δ, Table 4 right, Fig. 8).
 
 Run: ``python benchmarks/reproduce_topk.py [--quick] [--jobs 2] [--out DIR]``
-(about 20 minutes on 2 cores; ``--quick``, 2 seeds and 500 membership samples, about 7).
+(about 25 minutes on 2 cores; ``--quick``, 2 seeds and 500 membership samples, about 10).
 """
 
 from __future__ import annotations

@@ -60,7 +60,11 @@ def family_comparison_html(family, title: str = "fairjudge strategy comparison a
                            *, provenance: Provenance | None = None) -> str:
     """Self-contained HTML: the family table, then every judge's tables; the
     recommendations (with Algorithm 1 beside each) in the closing section."""
-    tables = [(_heading(family), html_table(family_table(family)))]
+    heading = (f"Holm family: {family.m} McNemar tests across {len(family.judges)} judges "
+               "(b: baseline right, other wrong; c: the reverse; Holm within each judge and "
+               "over the whole family)")
+    # One column per index level: a MultiIndex would print as tuples.
+    tables = [(heading, html_table(family_table(family).reset_index(level="comparison")))]
     for judge, comparison in family.comparisons.items():
         tables += [(f"{judge}: {heading}", html_table(table))
                    for heading, table in comparison_tables(comparison).items()]
