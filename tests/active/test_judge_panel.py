@@ -141,8 +141,8 @@ def test_experiment_topk_reports_the_panel_and_the_cost_frontier(tmp_path, capsy
     out = tmp_path / "topk"
     code = main(["experiment", "topk", *folders, "--judge-cost", "cheap=0.001",
                  "--judge-cost", "mid=0.01", "--judge-cost", "strong=0.1", "--k", "3",
-                 "--seeds", "1", "--budgets", "10,30", "--rules", "topk,random",
-                 "--k-values", "3", "--samples", "200", "--jobs", "1", "--out", str(out)])
+                 "--seeds", "1", "--budgets", "10,30", "--rules", "topk",
+                 "--k-values", "3", "--samples", "100", "--jobs", "1", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "Competence vs gain (Fig. 8)" in captured.out
