@@ -157,15 +157,8 @@ def test_cli_plan_options_need_plan(tmp_path, capsys):
     assert "--sample-size apply only with --plan" in capsys.readouterr().err
 
 
+@pytest.mark.shared_data
 def test_cli_plan_on_recorded_judgebench(capsys):
-    from fairjudge.data import shared_data_dir
-
-    try:
-        root = shared_data_dir()
-    except Exception as err:  # noqa: BLE001 - any missing-data reason skips
-        pytest.skip(f"shared data not available: {err}")
-    if not (root / "judgebench").is_dir():
-        pytest.skip("JudgeBench recordings not staged")
     from fairjudge.data import load_judgebench
 
     verdicts = load_judgebench("gpt-4o").verdicts

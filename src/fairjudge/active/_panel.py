@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.active._summary import own_pools
 
 #: Columns of :func:`judge_panel`.
 PANEL_COLUMNS = ("judge", "n_oracles", "c_hat", "kappa_hat", "naive_recall",
@@ -42,9 +43,8 @@ def judge_panel(full: pd.DataFrame, *, k: int) -> pd.DataFrame:
     if not need <= set(full.columns):
         raise FairjudgeInputError("`full` must have columns " + ", ".join(sorted(need)))
     fits = full[full["k"] == k]
-    if "n_items" in fits.columns and len(fits):
-        # A judge's own pools only: the simulator's scaled-up pool has its own k.
-        fits = fits[fits.groupby("judge")["n_items"].transform("min") == fits["n_items"]]
+    if "n_items" in fits.columns:
+        fits = own_pools(fits)
     naive = fits[fits["model"] == "naive"].set_index(["judge", "oracle"])
     aware = fits[fits["model"] == "bias-aware"].set_index(["judge", "oracle"])
     joined = aware[["recall", "c_hat", "kappa_hat"]].join(

@@ -89,6 +89,14 @@ class TopkSummary:
     joint_vs_residualized: pd.DataFrame = None
 
 
+def own_pools(full: pd.DataFrame) -> pd.DataFrame:
+    """Full-data rows of each judge's own pools: its smallest pool size, leaving out the
+    simulator's scaled-up pool (whose k may coincide with the main one's)."""
+    if full.empty:
+        return full
+    return full[full["n_items"] == full.groupby("judge")["n_items"].transform("min")]
+
+
 def summarize_topk_results(results: dict, config) -> TopkSummary:
     """Summarise the run tables of :func:`~fairjudge.active.run_topk_experiment`.
 
@@ -112,11 +120,8 @@ def summarize_topk_results(results: dict, config) -> TopkSummary:
             "fairjudge.active.split_results_by_judge(results)")
     # Table 2 pools the judges that were run under a budget (not the simulator's unbiased
     # control), each on its own pools (not the scaled-up pool, whose k may coincide).
-    budgeted = full[full["judge"].isin(set(budget["judge"]))] if "judge" in budget.columns \
-        else full
-    if len(budgeted):
-        budgeted = budgeted[budgeted["n_items"]
-                            == budgeted.groupby("judge")["n_items"].transform("min")]
+    budgeted = own_pools(full[full["judge"].isin(set(budget["judge"]))]
+                         if "judge" in budget.columns else full)
     baselines = [r for r in config.rules if r != "topk"]
     return TopkSummary(
         config=config,

@@ -35,7 +35,7 @@ import pandas as pd
 from scipy import special
 
 from fairjudge._util._warnings import FairjudgeInputError
-from fairjudge.audit._position import _unit_keys
+from fairjudge.audit._position import _first_of_each_order, _unit_keys
 from fairjudge.stats._bootstrap import bootstrap_mean
 from fairjudge.stats._estimate import Estimate
 
@@ -160,10 +160,7 @@ def position_prior(verdicts: pd.DataFrame, *, level: float = 0.95, n_boot: int =
                                   "prior on its own verdicts (see calibrate_position)")
     logit = _logit(_p_first(verdicts))
     units = _unit_keys(verdicts).assign(logit=logit)
-    if "sample" in verdicts.columns:
-        units = units.assign(sample=verdicts["sample"].to_numpy()).sort_values(
-            ["pair", "own_order", "sample"], kind="stable")
-    first = units[np.isfinite(units["logit"])].drop_duplicates(["pair", "own_order"])
+    first = _first_of_each_order(units[np.isfinite(units["logit"])])
     wide = first.pivot(index="pair", columns="own_order", values="logit")
     if not {True, False} <= set(wide.columns):
         return Estimate.missing(level=level, method="percentile bootstrap")

@@ -30,9 +30,19 @@ def _unit_keys(verdicts: pd.DataFrame) -> pd.DataFrame:
     choice = np.where(winner == "a", first_won,
                       np.where(winner == "b", second_won,
                                np.where(winner == "tie", "=tie", "=invalid")))
+    sample = (verdicts["sample"].to_numpy() if "sample" in verdicts.columns
+              else np.zeros(len(verdicts), dtype=np.int64))
     return pd.DataFrame({"judge": judge, "pair": pairs.code, "own_a": pairs.own_a,
                          "own_b": pairs.own_b, "own_order": pairs.own_order,
-                         "choice": choice}, index=verdicts.index)
+                         "choice": choice, "sample": sample}, index=verdicts.index)
+
+
+def _first_of_each_order(units: pd.DataFrame) -> pd.DataFrame:
+    """Of :func:`_unit_keys` rows, each pair's first verdict in each order: its lowest
+    ``sample`` (repeated calls), wherever its row is in the table; without repeats, the
+    first row of that order."""
+    return units.sort_values(["judge", "pair", "own_order", "sample"], kind="stable") \
+        .drop_duplicates(["judge", "pair", "own_order"])
 
 
 def pair_clusters(verdicts: pd.DataFrame) -> np.ndarray:
@@ -111,10 +121,7 @@ def _slot_pairs(verdicts: pd.DataFrame) -> pd.DataFrame:
     units = _unit_keys(verdicts)
     slot = verdicts["winner"].astype("string").fillna("invalid").to_numpy(dtype=object)
     units = units.assign(slot=np.where(np.isin(slot, ["a", "b", "tie"]), slot, "invalid"))
-    if "sample" in verdicts.columns:
-        units = units.assign(sample=verdicts["sample"].to_numpy()).sort_values(
-            ["judge", "pair", "own_order", "sample"], kind="stable")
-    first = units.drop_duplicates(["judge", "pair", "own_order"])
+    first = _first_of_each_order(units)
     wide = first.pivot(index=["judge", "pair"], columns="own_order", values="slot")
     if not {True, False} <= set(wide.columns):
         return pd.DataFrame({"judge": [], "pair": [], "own": [], "swapped": []})
@@ -185,12 +192,7 @@ def pair_consistency(verdicts: pd.DataFrame) -> pd.DataFrame:
     output is inconsistent)."""
     units = _unit_keys(verdicts)
     keys = verdict_pairs(verdicts).keys
-    if "sample" in verdicts.columns:
-        # Repeated samples: the first sample of each order stands for it, wherever its row
-        # is in the table.
-        units = units.assign(sample=verdicts["sample"].to_numpy()).sort_values(
-            ["judge", "pair", "own_order", "sample"], kind="stable")
-    first = units.drop_duplicates(["judge", "pair", "own_order"])
+    first = _first_of_each_order(units)
     grouped = first.groupby(["judge", "pair"])
     table = pd.DataFrame({"count": grouped["choice"].size(),
                           "nunique": grouped["choice"].nunique(),

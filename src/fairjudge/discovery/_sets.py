@@ -121,7 +121,7 @@ def human_agreement(verdicts: pd.DataFrame, gold: pd.DataFrame, *,
     HumanAgreement
     """
     from fairjudge.audit._gold import gold_choice
-    from fairjudge.audit._position import _unit_keys
+    from fairjudge.audit._position import _first_of_each_order, _unit_keys
     from fairjudge.data._schema import verdict_pairs
 
     if not 0 < min_majority <= 1:
@@ -152,11 +152,7 @@ def human_agreement(verdicts: pd.DataFrame, gold: pd.DataFrame, *,
     if "annotator_agreement" in gold.columns:
         weak = _weak_labels(verdicts, gold, min_majority)
         human = np.where(weak & (human != ""), "weak", human)
-    units = units.assign(human=human)
-    if "sample" in verdicts.columns:
-        units = units.assign(sample=verdicts["sample"].to_numpy()).sort_values(
-            ["judge", "pair", "own_order", "sample"], kind="stable")
-    first = units.drop_duplicates(["judge", "pair", "own_order"])
+    first = _first_of_each_order(units.assign(human=human))
     keys = verdict_pairs(verdicts).keys
     rows = []
     for (judge, pair), group in first.groupby(["judge", "pair"], sort=False):

@@ -56,6 +56,21 @@ class Price:
                 + usage.output_tokens * self.output_per_mtok) / 1e6 * usage.price_factor
 
 
+def answer_cost(price, usage, request: JudgeRequest, text: str) -> tuple[float, bool]:
+    """Dollars of one answer and whether they are an estimate.
+
+    With the provider's usage, its price; without it (``usage.reported`` False: the runner
+    stored the worst case, which the spend cap counted), the strategies study's estimate of
+    characters / 4 tokens of prompt and of answer, marked ``True``. NaN without a price.
+    """
+    if price is None:
+        return float("nan"), not usage.reported
+    if usage.reported:
+        return price.cost(usage), False
+    prompt_chars = sum(len(m.content) for m in request.messages)
+    return price.cost(chars_per_token_usage(prompt_chars, text or "", usage.price_factor)), True
+
+
 #: A date suffix on a model id (``-2024-07-18``, ``-20241022``), dropped when a price is
 #: looked up, so a dated snapshot takes its base model's price.
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
@@ -631,8 +646,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         else:
             dollars = price.cost(completion.usage)
             report.cost_estimated += dollars
-            report.cost_estimated_typical += price.cost(chars_per_token_usage(
-                sum(len(m.content) for m in request.messages), completion.text))
+            report.cost_estimated_typical += answer_cost(price, completion.usage, request,
+                                                         completion.text)[0]
         report.input_tokens += completion.usage.input_tokens
         report.output_tokens += completion.usage.output_tokens
         return completion, dollars

@@ -212,11 +212,7 @@ def write_topk_report(results: dict, config, out_dir, *,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("budget", "full", "spend", "estimates", "config"):
-        path = out / f"{name}.csv"
-        with atomic_write(path) as handle:
-            results[name].to_csv(handle, index=name == "estimates")
-        written.append(path)
+    written += _write_run_tables(results, out)
     tables = format_topk_summary(summary)
     text = render_topk_summary(tables)
     panel_text, panel_files, panel_numbers = judge_panel_section(
@@ -284,11 +280,7 @@ def write_topk_panel_report(results: dict, config, out_dir, *,
                                      summary=summarize_topk_results(part, config))
         folders[judge] = folder
         written += files
-    for name in ("budget", "full", "spend", "estimates", "config"):
-        path = out / f"{name}.csv"
-        with atomic_write(path) as handle:
-            results[name].to_csv(handle, index=name == "estimates")
-        written.append(path)
+    written += _write_run_tables(results, out)
     budgeted = results["full"][results["full"]["judge"].isin(list(folders))]
     delta = paired_delta_table(results["budget"], budgeted, k=config.k, baseline="naive",
                                rng=[config.seed, 2])
@@ -310,6 +302,17 @@ def write_topk_panel_report(results: dict, config, out_dir, *,
                             "delta": _records(delta), **numbers}) + "\n")
     written += [out / "summary.txt", out / "summary.json", *panel_files]
     return text, written
+
+
+def _write_run_tables(results: dict, out: Path) -> list[Path]:
+    """The run tables as CSV files in ``out`` (the estimates keep their item-id index)."""
+    paths = []
+    for name in ("budget", "full", "spend", "estimates", "config"):
+        path = out / f"{name}.csv"
+        with atomic_write(path) as handle:
+            results[name].to_csv(handle, index=name == "estimates")
+        paths.append(path)
+    return paths
 
 
 def _records(frame) -> list:

@@ -16,12 +16,17 @@ from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import CompletionCache
 from fairjudge.judges._parsing import RUBRIC_PARSER, VERDICT_PARSER, VerdictParser, parse_verdicts
 from fairjudge.judges._prompts import load_templates
-from fairjudge.judges._runner import RunOptions, RunReport, _progress_bar, execute_requests
+from fairjudge.judges._runner import (
+    RunOptions,
+    RunReport,
+    _progress_bar,
+    answer_cost,
+    execute_requests,
+)
 from fairjudge.judges._types import (
     Completion,
     GenerationSettings,
     JudgeRequest,
-    chars_per_token_usage,
 )
 from fairjudge.strategies._injection import INJECTION_FLAGS, injection_flags
 from fairjudge.strategies._strategies import Strategy, get_strategy, to_pair_frame
@@ -271,21 +276,6 @@ class _Run:
                 else verdict.parser, **self.flags_of(position)})
         if rows:
             self.call_frames.append(pd.DataFrame(rows, columns=_CALL_COLUMNS))
-
-
-def answer_cost(price, usage, request: JudgeRequest, text: str) -> tuple[float, bool]:
-    """Dollars of one answer and whether they are an estimate.
-
-    With the provider's usage, its price; without it (``usage.reported`` False: the runner
-    stored the worst case, which the spend cap counted), the strategies study's estimate of
-    characters / 4 tokens of prompt and of answer, marked ``True``. NaN without a price.
-    """
-    if price is None:
-        return float("nan"), not usage.reported
-    if usage.reported:
-        return price.cost(usage), False
-    prompt_chars = sum(len(m.content) for m in request.messages)
-    return price.cost(chars_per_token_usage(prompt_chars, text or "", usage.price_factor)), True
 
 
 _CALL_COLUMNS = ["pair_id", "question_id", "item_a", "item_b", "winner", "outcome_detail", "judge",
