@@ -48,19 +48,95 @@ How to run
     python benchmarks/bench_fit.py --sizes 50x10000,200x100000
 
 A competitor that is not installed gets a row saying so; the other rows still run.
+
+Scaling mode (``--scaling``)
+----------------------------
+The table of the "Scale" goals: each cell ``(N, M)`` of ``--grid`` (default N in {1k, 10k,
+100k} times M in {1M, 10M}) is one synthetic problem with ``--judges`` judges (default 2):
+
+* ``theta ~ N(0, 1)``, an integer ``length`` per item (uniform on 50..800 words);
+* per verdict a judge ``j`` uniform, ``item_a`` uniform, ``item_b`` uniform among the
+  others; the first-shown item wins with probability
+  ``sigmoid(theta_a - theta_b + 0.3 (len_a - len_b) / sd(len) + kappa_j)``, ``kappa_j``
+  evenly spaced on 0.1..0.5; no ties.
+
+Every method runs in its own fresh interpreter (``benchmarks/_scaling_child.py``), which
+draws the cell's data from the seed, so its peak memory is its own. All share the MAP
+problem of fairjudge's bias-aware model with ``lambda = 1`` on theta and ``lambda_b = 0.1``
+on each judge's (standardised) length and position terms; the rows are
+
+``fairjudge bias_aware_bt (arrays)``
+    The fit from integer arrays (``Comparisons``), length covariate, per-judge position.
+``  + marginal variances``
+    Then the posterior variance of each theta (``fit.marginal_variances()`` where the fit
+    has it, else ``np.diag(fit.covariance)``), timed separately in the same child.
+``dense reference (numpy Newton)``
+    The same MAP and its exact marginal variances, written from the model in the child
+    module (not from fairjudge's code): Newton steps by conjugate gradients on the sparse
+    Hessian, then a last step and ``diag(H^-1)`` from the dense Hessian's Cholesky factor;
+    only for N <= ``--dense-max-n`` (default 10000; it holds two (N+2J)^2 arrays).
+``fairjudge bt_pairwise (arrays)``
+    The naive fit (no covariate, no position): the reference of rows without covariates.
+``fairjudge.rank (DataFrames in)``
+    ``fairjudge.rank`` from a verdict table (``item_a``, ``item_b``, ``winner``, ``judge``)
+    and an item table (``id``, ``length``): validation, encoding, fit, leaderboard, top-10.
+``evalica bradley_terry (DataFrames in)``
+    From the same verdict table; no covariate, no position, no prior.
+``sklearn LR tol=1e-10 (DataFrames in)``
+    ``LogisticRegression(lbfgs)`` on a sparse design built from the same tables: +1/-1 per
+    item, the standardised length difference and a position constant per judge, scaled so
+    that ``C = 1/lambda`` gives every coefficient fairjudge's prior.
+
+Columns: ``seconds`` -- best of up to 3 runs (1 when a run takes over 5 s or the deadline
+leaves no room) of ``time.perf_counter`` around the call, data generation excluded;
+``data MB`` -- the child's resident set (``VmRSS``) once the method's package is imported
+and the data exist; ``peak MB`` -- the child's peak resident set (``VmHWM``, which sees
+numpy, BLAS and native allocations alike, unlike tracemalloc), read right after the row's
+work, so ``peak - data`` is about what the method itself added (``ru_maxrss`` would not do:
+on Linux it survives exec, so every child would read at least this script's own resident
+set at the fork, about 170 MB); ``max|dev|`` --
+``max_i |(s_i - mean s) - (r_i - mean r)|`` against the fairjudge bias-aware fit for rows
+that model the covariate (the fairjudge row itself: against the dense reference), against
+the naive fit for those that do not (with the near maximum-likelihood naive fit,
+``lambda = 1e-8``, in the note for evalica, which has no prior). The marginal-variance row
+gives ``max_i |v_i / v_dense_i - 1|`` (uncentred variances) in its note.
+
+A method still running ``--deadline`` seconds (default 120) after its data exist is killed
+(SIGKILL); its row shows ``>deadline`` and its peak until then. Each child runs under
+an address-space limit (``--max-memory-gb``, default 16) so that a method that needs more
+fails with a MemoryError instead of swapping the shared machine. The goals of the issue are
+printed last, MET or NOT MET with the numbers measured (NOT RUN for cells not in the grid):
+
+* 100k x 10M: bias-aware fit + marginal variances <= 60 s and peak RSS <= 6 GB;
+* 10k x 1M: the same <= 10 s;
+* wherever the dense reference ran: scores within 1e-6, marginal variances within 2%;
+* 1k x 1M: the bias-aware fit <= 0.25 s;
+* per cell: ``rank`` from the DataFrames >= 5x faster than scikit-learn (tol=1e-10, the
+  accuracy it reaches is shown beside it) and at least as fast as evalica.
+
+::
+
+    python benchmarks/bench_fit.py --scaling --quick      # 1000x100000, 5000x200000
+    python benchmarks/bench_fit.py --scaling              # the full 3x2 grid; long
+    python benchmarks/bench_fit.py --scaling --grid 1000x1000000,10000x1000000 \\
+        --methods bias_aware,dense,rank,sklearn --deadline 60
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import multiprocessing
 import os
 import platform
+import select
+import subprocess
 import sys
+import tempfile
 import time
-import tracemalloc
 import traceback
+import tracemalloc
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -675,9 +751,9 @@ def _load_text() -> str:
         return "load average unavailable"
 
 
-def print_header(prior: float, sizes: list, seed: int) -> None:
+def print_environment() -> None:
+    """Machine, versions and BLAS: the lines every mode's header starts with."""
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    print("fairjudge fit benchmark")
     print(f"machine : {platform.machine()} {platform.system()}, os.cpu_count()={os.cpu_count()}"
           + (f", usable cores={affinity}" if affinity is not None else ""))
     print(f"python  : {platform.python_version()}  numpy {np.__version__}  scipy "
@@ -692,6 +768,11 @@ def print_header(prior: float, sizes: list, seed: int) -> None:
             print(f"blas    : {'; '.join(dict.fromkeys(blas))}")
     except ImportError:
         pass
+
+
+def print_header(prior: float, sizes: list, seed: int) -> None:
+    print("fairjudge fit benchmark")
+    print_environment()
     print(f"problem : theta~N(0,1), length~U{{{LENGTH_RANGE[0]}..{LENGTH_RANGE[1]}}}, "
           f"c={LENGTH_EFFECT}/word, kappa={POSITION_EFFECT}, no ties, seed={seed}")
     print(f"prior   : lambda={prior:g} on theta (every method that allows it), "
@@ -782,6 +863,368 @@ def print_targets(rows: list, acquisition: dict) -> None:
               f" = membership {res['membership_ms']:.1f} + pair_scores {res['scores_ms']:.1f})")
 
 
+# =========================================================================================
+# Scaling mode (--scaling): every method in its own child process
+# =========================================================================================
+SCALING_GRID = ("1000x1000000,1000x10000000,10000x1000000,10000x10000000,"
+                "100000x1000000,100000x10000000")
+SCALING_QUICK_GRID = "1000x100000,5000x200000"
+SCALING_PRIOR = 1.0             # lambda on theta (library default)
+SCALING_DEADLINE_S = 120.0
+SCALING_MAX_MEMORY_GB = 16.0
+DENSE_MAX_N = 10_000            # the dense reference holds (N+2J)^2 doubles (0.8 GB at 10k)
+SCALING_METHODS = ("bias_aware", "dense", "naive", "rank", "evalica", "sklearn")
+CHILD_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scaling_child.py")
+SCORE_TOL, VARIANCE_RTOL = 1e-6, 0.02
+
+
+@dataclass
+class ScalingRow:
+    """One printed row of the scaling table (numbers ``None`` where not measured)."""
+
+    key: str
+    method: str
+    n: int
+    m: int
+    seconds: float | None = None
+    data_mb: float | None = None
+    peak_mb: float | None = None
+    deviation: float | None = None
+    notes: list = field(default_factory=list)
+    seconds_text: str | None = None
+    var_rel_dev: float | None = None
+
+
+@dataclass
+class ChildOutcome:
+    """What a child reported: its data event, result rows, and how it ended."""
+
+    data: dict | None
+    rows: list
+    killed: bool
+    returncode: int | None
+    peak_mb: float | None   # of a child that was killed or raised
+    stderr: str
+
+
+def run_child(spec: dict, deadline: float, stderr_path: str) -> ChildOutcome:
+    """Run one method in a fresh interpreter; SIGKILL it ``deadline`` s after its data exist.
+
+    Data generation gets its own ``deadline`` seconds before that.
+    """
+    with open(stderr_path, "w+") as err:
+        child = subprocess.Popen([sys.executable, CHILD_SCRIPT, json.dumps(spec)],
+                                 stdout=subprocess.PIPE, stderr=err)
+        fd, buffer, data, rows = child.stdout.fileno(), b"", None, []
+        until, killed, peak = time.monotonic() + deadline, False, None
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                peak = _vm_hwm_mb(child.pid)
+                child.kill()
+                killed = True
+                break
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if not line.startswith(b'{"event"'):
+                    continue   # something a library printed
+                event = json.loads(line)
+                if event["event"] == "data":
+                    data = event
+                    until = time.monotonic() + deadline   # the method's own clock
+                elif event["event"] == "result":
+                    rows = event["rows"]
+                elif event["event"] == "error":
+                    peak = event["peak_mb"]
+        child.stdout.close()
+        child.wait()
+        err.seek(0)
+        stderr = err.read()
+    return ChildOutcome(data, rows, killed, child.returncode, peak, stderr)
+
+
+def _vm_hwm_mb(pid: int) -> float | None:
+    """Peak resident set (``VmHWM``) of a live process, read before it is killed."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _centred_dev(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    return centered_deviation(a, b)
+
+
+def _load(out_dir: str, name: str) -> np.ndarray | None:
+    path = os.path.join(out_dir, f"{name}.npy")
+    return np.load(path) if os.path.exists(path) else None
+
+
+def run_scaling_cell(n: int, m: int, args, errors: list) -> list:
+    """All methods of one cell, each in its own child; rows with deviations filled in."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix=f"bench_scaling_{n}x{m}_") as out_dir:
+        for key in args.methods:
+            if key == "dense" and n > args.dense_max_n:
+                rows.append(ScalingRow(key, "dense reference (numpy Newton)", n, m,
+                                       notes=[f"skipped: N > --dense-max-n={args.dense_max_n}"]))
+                continue
+            spec = {"n": n, "m": m, "judges": args.judges, "seed": args.seed, "method": key,
+                    "deadline": args.deadline, "out_dir": out_dir, "prior": SCALING_PRIOR,
+                    "bias_prior": BIAS_PRIOR, "max_memory_gb": args.max_memory_gb}
+            outcome = run_child(spec, args.deadline, os.path.join(out_dir, f"{key}.err"))
+            rows.extend(_scaling_rows(key, n, m, outcome, args.deadline, errors))
+        _fill_deviations(rows, out_dir)
+    return rows
+
+
+def _scaling_rows(key: str, n: int, m: int, outcome: ChildOutcome, deadline: float,
+                  errors: list) -> list:
+    """Turn a child's report (or its failure) into rows."""
+    data_mb = None if outcome.data is None else outcome.data["rss_mb"]
+    if outcome.rows:
+        rows = []
+        for r in outcome.rows:
+            # The fairjudge child reports the fit and then its marginal variances.
+            row_key = f"{key}_var" if r["label"].startswith("  +") else key
+            rows.append(ScalingRow(row_key, r["label"], n, m, seconds=r["seconds"], data_mb=data_mb,
+                                   peak_mb=r["peak_mb"], notes=list(r["notes"])))
+            if r["runs"] > 1:
+                rows[-1].notes.append(f"best of {r['runs']}")
+        return rows
+    label = {"bias_aware": "fairjudge bias_aware_bt (arrays)",
+             "dense": "dense reference (numpy Newton)",
+             "naive": "fairjudge bt_pairwise (arrays)",
+             "rank": "fairjudge.rank (DataFrames in)",
+             "evalica": "evalica bradley_terry (DataFrames in)",
+             "sklearn": "sklearn LR tol=1e-10 (DataFrames in)"}[key]
+    row = ScalingRow(key, label, n, m, data_mb=data_mb, peak_mb=outcome.peak_mb)
+    stage = "data generation" if outcome.data is None else "the method"
+    if outcome.killed:
+        row.seconds_text = f">{deadline:.0f}"
+        row.notes.append(f">deadline: killed (SIGKILL) {deadline:.0f} s into {stage}; "
+                         "peak until then")
+    else:
+        lines = outcome.stderr.strip().splitlines() or [f"exit code {outcome.returncode}"]
+        # The exception line, or a native library's panic or allocation failure message.
+        telling = [line for line in lines if any(word in line for word in (
+            "Error", "panicked", "memory allocation", "Killed"))]
+        last = (telling or lines)[-1].strip()
+        if "No module named" in last:
+            row.notes.append(f"{last.split(':')[-1].strip()}: {INSTALL_HINT}")
+        else:
+            row.notes.append(f"ERROR in {stage} (exit {outcome.returncode}): {last[:80]}")
+            if "memory" in last.lower() or "MemoryError" in last:
+                row.notes.append("over the --max-memory-gb address-space limit?")
+            errors.append((f"{label} at N={n}, M={m}", outcome.stderr.strip()
+                           or f"exit code {outcome.returncode}, no output"))
+    return [row]
+
+
+def _fill_deviations(rows: list, out_dir: str) -> None:
+    """Compare every child's saved scores with the reference its row calls for."""
+    fj, dense = _load(out_dir, "bias_aware_scores"), _load(out_dir, "dense_scores")
+    fj_var, dense_var = _load(out_dir, "bias_aware_var"), _load(out_dir, "dense_var")
+    naive, ml = _load(out_dir, "naive_scores"), _load(out_dir, "ml_scores")
+    covariate_ref, ref_name = (fj, "fairjudge fit") if fj is not None else (dense, "dense ref")
+    for row in rows:
+        if row.seconds is None:
+            continue
+        if row.key == "bias_aware":
+            row.deviation = _centred_dev(fj, dense)
+            row.notes.append("vs dense reference" if row.deviation is not None
+                             else "the reference of the covariate rows")
+        elif row.key == "bias_aware_var":
+            if fj_var is not None and dense_var is not None:
+                row.var_rel_dev = float(np.max(np.abs(fj_var / dense_var - 1.0)))
+                row.notes.append(f"max rel dev of variances vs dense {row.var_rel_dev:.2%}")
+        elif row.key == "dense":
+            row.deviation = _centred_dev(dense, fj)
+            row.notes.append("vs fairjudge fit")
+        elif row.key == "naive":
+            row.notes.append("the reference of the rows without covariates")
+        elif row.key == "evalica":
+            scores = _load(out_dir, "evalica_scores")
+            row.deviation = _centred_dev(scores, naive)
+            vs_ml = _centred_dev(scores, ml)
+            if vs_ml is not None:
+                row.notes.append(f"vs ML {vs_ml:.1e} (no prior)")
+        else:
+            row.deviation = _centred_dev(_load(out_dir, f"{row.key}_scores"), covariate_ref)
+            if row.deviation is not None and ref_name != "fairjudge fit":
+                row.notes.append(f"vs {ref_name}")
+
+
+def print_scaling_table(rows: list, *, header: bool) -> None:
+    line = (f"{'method':<38} {'N':>6} {'M':>8} {'seconds':>8} {'data MB':>8} {'peak MB':>8} "
+            f"{'max|dev|':>8}  note")
+    if header:
+        print(line)
+        print("-" * len(line))
+    for r in rows:
+        seconds = r.seconds_text or _fmt(r.seconds, ".4f" if (r.seconds or 1) < 1 else ".3f")
+        print(f"{r.method:<38} {r.n:>6} {r.m:>8} {seconds:>8} {_fmt(r.data_mb, '.0f'):>8} "
+              f"{_fmt(r.peak_mb, '.0f'):>8} {_fmt(r.deviation, '.1e'):>8}  "
+              f"{'; '.join(r.notes)}")
+    print(flush=True)
+
+
+def _cell_row(rows: list, n: int, m: int, key: str):
+    for r in rows:
+        if (r.n, r.m, r.key) == (n, m, key):
+            return r
+    return None
+
+
+def _verdict(ok: bool) -> str:
+    return "MET" if ok else "NOT MET"
+
+
+def _fit_and_marginal(rows: list, n: int, m: int, limit_s: float,
+                      limit_mb: float | None) -> str:
+    """Goal text for 'fit + marginal intervals' at one cell."""
+    fit, var = _cell_row(rows, n, m, "bias_aware"), _cell_row(rows, n, m, "bias_aware_var")
+    if fit is None:
+        return f"NOT RUN (cell {n}x{m} not in --grid, or bias_aware not in --methods)"
+    if fit.seconds is None or var is None or var.seconds is None:
+        return f"NOT MET ({'; '.join(fit.notes)})"
+    total = fit.seconds + var.seconds
+    parts = [f"{total:.2f} s = fit {fit.seconds:.2f} + variances {var.seconds:.2f} "
+             f"{_verdict(total <= limit_s)}"]
+    ok = total <= limit_s
+    if limit_mb is not None:
+        parts.append(f"peak RSS {var.peak_mb:.0f} MB ({var.peak_mb - var.data_mb:.0f} MB over "
+                     f"the data) {_verdict(var.peak_mb <= limit_mb)}")
+        ok = ok and var.peak_mb <= limit_mb
+    return f"{_verdict(ok)} ({'; '.join(parts)})"
+
+
+def print_scaling_goals(rows: list, deadline: float) -> None:
+    print("Goals (issue 'Scale'):")
+    print("  100k x 10M, length covariate + per-judge position, fit + marginal intervals "
+          "<= 60 s and <= 6 GB peak RSS: "
+          + _fit_and_marginal(rows, 100_000, 10_000_000, 60.0, 6 * 1024))
+    print("  10k x 1M fit + marginal intervals <= 10 s: "
+          + _fit_and_marginal(rows, 10_000, 1_000_000, 10.0, None))
+
+    label = (f"  scores within {SCORE_TOL:g} of the dense answer, marginal variances within "
+             f"{VARIANCE_RTOL:.0%}")
+    both = [(r, _cell_row(rows, r.n, r.m, "bias_aware_var")) for r in rows
+            if r.key == "bias_aware" and r.deviation is not None]
+    if not both:
+        print(f"{label}: NOT RUN (no cell where both the fit and the dense reference ran)")
+    for fit, var in both:
+        ok_s = fit.deviation <= SCORE_TOL
+        vdev = None if var is None else var.var_rel_dev
+        ok_v = vdev is not None and vdev <= VARIANCE_RTOL
+        print(f"{label} at {fit.n}x{fit.m}: {_verdict(ok_s and ok_v)} (max|dev| "
+              f"{fit.deviation:.1e} {_verdict(ok_s)}; variances "
+              f"{_fmt(vdev, '.2%', 'n/a')} {_verdict(ok_v)})")
+
+    fit = _cell_row(rows, 1000, 1_000_000, "bias_aware")
+    label = "  1k x 1M bias-aware fit <= 0.25 s"
+    if fit is None:
+        print(f"{label}: NOT RUN (cell 1000x1000000 not in --grid)")
+    elif fit.seconds is None:
+        print(f"{label}: NOT MET ({'; '.join(fit.notes)})")
+    else:
+        print(f"{label}: {_verdict(fit.seconds <= 0.25)} ({fit.seconds:.3f} s)")
+
+    label = ("  rank from DataFrames >= 5x sklearn sparse one-hot fit (tol=1e-10) and >= "
+             "evalica on the same DataFrames")
+    cells = sorted({(r.n, r.m) for r in rows if r.key == "rank"})
+    if not cells:
+        print(f"{label}: NOT RUN (rank not in --methods)")
+    for n, m in cells:
+        ranked, sk, ev = (_cell_row(rows, n, m, k) for k in ("rank", "sklearn", "evalica"))
+        if ranked.seconds is None:
+            print(f"{label} at {n}x{m}: NOT MET (rank: {'; '.join(ranked.notes)})")
+            continue
+        parts, ok = [f"rank {ranked.seconds:.2f} s, max|dev| "
+                     f"{_fmt(ranked.deviation, '.1e')}"], True
+        for other, factor, name in ((sk, 5.0, "sklearn"), (ev, 1.0, "evalica")):
+            if other is None:
+                parts.append(f"{name} not run")
+                ok = False
+            elif other.seconds_text is not None:
+                # Stopped at the deadline: the ratio is at least deadline / rank.
+                bound = deadline / ranked.seconds
+                parts.append(f"{name} {other.seconds_text} s: >{bound:.1f}x "
+                             f"{_verdict(bound >= factor)}")
+                ok = ok and bound >= factor
+            elif other.seconds is None:
+                parts.append(f"{name} failed")
+                ok = False
+            else:
+                ratio = other.seconds / ranked.seconds
+                parts.append(f"{name} {other.seconds:.2f} s (max|dev| "
+                             f"{_fmt(other.deviation, '.1e')}): {ratio:.1f}x "
+                             f"{_verdict(ratio >= factor)}")
+                ok = ok and ratio >= factor
+        print(f"{label} at {n}x{m}: {_verdict(ok)} ({'; '.join(parts)})")
+
+
+def run_scaling(args) -> int:
+    """The ``--scaling`` mode: the grid, cell by cell, then the goals."""
+    grid = parse_sizes(SCALING_QUICK_GRID) if args.quick and args.grid is None else (
+        args.grid or parse_sizes(SCALING_GRID))
+    print("fairjudge fit benchmark: scaling")
+    print_environment()
+    print(f"problem : theta~N(0,1), length~U{{{LENGTH_RANGE[0]}..{LENGTH_RANGE[1]}}}, "
+          f"c=0.3/sd(length), {args.judges} judges with kappa_j evenly on 0.1..0.5, no ties, "
+          f"seed={args.seed}")
+    print(f"prior   : lambda={SCALING_PRIOR:g} on theta, {BIAS_PRIOR:g} on each judge's "
+          "standardised length and position terms (every method that allows it)")
+    print(f"grid    : {', '.join(f'{n}x{m}' for n, m in grid)}; methods: "
+          f"{', '.join(args.methods)}")
+    print(f"limits  : {args.deadline:.0f} s per method after its data exist (then SIGKILL); "
+          f"{args.max_memory_gb:g} GB address space per child; dense reference for "
+          f"N <= {args.dense_max_n}")
+    print(f"load    : {_load_text()} at start (other processes share these cores)")
+    print(flush=True)
+    rows, errors = [], []
+    for i, (n, m) in enumerate(grid):
+        start = time.perf_counter()
+        cell = run_scaling_cell(n, m, args, errors)
+        print_scaling_table(cell, header=i == 0)
+        print(f"[{n}x{m} done in {time.perf_counter() - start:.0f} s]", file=sys.stderr,
+              flush=True)
+        rows.extend(cell)
+    print(f"load    : {_load_text()} at the end")
+    print()
+    print_scaling_goals(rows, args.deadline)
+    if errors:
+        print()
+        print("Errors:")
+        for where, text in errors:
+            print(f"--- {where}")
+            print(text.rstrip()[-3000:])
+    return 0
+
+
+def parse_methods(text: str) -> tuple:
+    """``"bias_aware,rank"`` -> ``("bias_aware", "rank")`` in the table's order."""
+    names = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = names - set(SCALING_METHODS)
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown method {sorted(unknown)[0]!r}; choose from "
+                                         f"{', '.join(SCALING_METHODS)}")
+    return tuple(k for k in SCALING_METHODS if k in names)
+
+
 def parse_sizes(text: str) -> list:
     """``"50x10000,200x100000"`` -> ``[(50, 10000), (200, 100000)]``."""
     sizes = []
@@ -809,13 +1252,37 @@ def main(argv: list | None = None) -> int:
                         help="comma-separated NxM problem sizes "
                              "(default: 50x10000,200x100000,1000x1000000)")
     parser.add_argument("--quick", action="store_true",
-                        help="run only the smallest size and the N=300 acquisition step")
+                        help="run only the smallest size and the N=300 acquisition step; "
+                             "with --scaling, the grid " + SCALING_QUICK_GRID)
     parser.add_argument("--prior", type=float, default=DEFAULT_PRIOR,
                         help=f"prior precision lambda on theta (default {DEFAULT_PRIOR:g})")
     parser.add_argument("--seed", type=int, default=20240611, help="data seed")
     parser.add_argument("--acq-sizes", default="300,2000",
                         help="N for the acquisition-step timing (default: 300,2000)")
+    scaling = parser.add_argument_group("scaling mode")
+    scaling.add_argument("--scaling", action="store_true",
+                         help="the scaling table: each method in its own process, peak RSS, "
+                              "deadline (see the module docstring)")
+    scaling.add_argument("--grid", type=parse_sizes, default=None,
+                         help="comma-separated NxM cells (default: N in 1k,10k,100k x M in "
+                              "1M,10M)")
+    scaling.add_argument("--methods", type=parse_methods, default=SCALING_METHODS,
+                         help=f"subset of {','.join(SCALING_METHODS)} (default: all)")
+    scaling.add_argument("--deadline", type=float, default=SCALING_DEADLINE_S,
+                         help="seconds a method may run once its data exist "
+                              f"(default {SCALING_DEADLINE_S:g})")
+    scaling.add_argument("--judges", type=int, default=2,
+                         help="number of judges, each with its own position bias (default 2)")
+    scaling.add_argument("--max-memory-gb", type=float, default=SCALING_MAX_MEMORY_GB,
+                         help="address-space limit of each child, 0 for none "
+                              f"(default {SCALING_MAX_MEMORY_GB:g})")
+    scaling.add_argument("--dense-max-n", type=int, default=DENSE_MAX_N,
+                         help=f"largest N for the dense reference (default {DENSE_MAX_N})")
     args = parser.parse_args(argv)
+    if args.scaling:
+        if args.judges < 1:
+            parser.error(f"--judges must be at least 1; got {args.judges}")
+        return run_scaling(args)
 
     sizes = args.sizes[:1] if args.quick else args.sizes
     acq_sizes = [int(v) for v in args.acq_sizes.split(",") if v.strip()]

@@ -143,6 +143,23 @@ def test_rank_diagnostics(simulated_verdicts):
         (verdicts["winner"] == "a").sum() / decisive.sum())
 
 
+def test_rank_counts_ties_and_first_slot_wins_from_the_encoded_outcomes(simulated_verdicts):
+    """Ties and the first-slot rate come from the encoded outcomes; rows without a verdict
+    count in n_verdicts only, and a tie favours neither slot."""
+    items, _, verdicts = simulated_verdicts()
+    verdicts = verdicts.copy()
+    verdicts["outcome_detail"] = np.where(verdicts["winner"] == "tie", "tie", "win")
+    rows = verdicts.index
+    verdicts.loc[rows[::7], ["winner", "outcome_detail"]] = ["tie", "tie"]
+    verdicts.loc[rows[3::11], ["winner", "outcome_detail"]] = [None, "invalid"]
+    d = fairjudge.rank(verdicts, items, k=3, n_samples=200).diagnostics
+    winner = verdicts["winner"]
+    assert d["n_verdicts"] == len(verdicts)
+    assert d["ties"] == (winner == "tie").sum() > 0
+    assert d["first_shown_win_rate"] == pytest.approx(
+        (winner == "a").sum() / winner.isin(["a", "b"]).sum())
+
+
 @pytest.mark.parametrize("k", [0, 13, 2.0])
 def test_rank_rejects_bad_k(k, simulated_verdicts):
     items, _, verdicts = simulated_verdicts()

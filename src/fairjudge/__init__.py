@@ -23,6 +23,7 @@ import importlib
 __version__ = "0.1.0"
 
 _LAZY = {
+    "ApproximationWarning": "fairjudge._util._warnings",
     "ComparisonGraphWarning": "fairjudge._util._warnings",
     "ConvergenceWarning": "fairjudge._util._warnings",
     "CorrectionAssumptionWarning": "fairjudge._util._warnings",
@@ -43,7 +44,7 @@ _LAZY = {
 _SUBPACKAGES = ("active", "audit", "data", "judges", "models", "probes", "report", "stats",
                 "strategies")
 
-__all__ = ["ComparisonGraphWarning", "ConvergenceWarning", "CorrectionAssumptionWarning",
+__all__ = ["ApproximationWarning", "ComparisonGraphWarning", "ConvergenceWarning", "CorrectionAssumptionWarning",
            "FairjudgeInputError",
            "FairjudgeWarning", "JudgeReport", "ManyJudgesWarning", "Outcome", "Ranking",
            "Selection", "WeakIdentificationWarning", "judge_report", "load_items",

@@ -168,6 +168,21 @@ def test_winner_is_normalised_in_csv(tmp_path):
     assert load_verdicts(tmp_path / "v.csv")["winner"].tolist() == ["tie", "a"]
 
 
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_text_columns_normalised_per_distinct_value_match_the_whole_column(dtype):
+    """An object column of strings is stripped and lower-cased once per distinct value;
+    the result is the one of normalising every row (missing stays missing)."""
+    from fairjudge.data._schema import _stripped
+
+    values = pd.Series([" A", "b ", None, " A", "TIE", "", "b "] * 3, dtype=dtype,
+                       index=range(10, 31), name="winner")
+    expected = values.astype("string").str.strip().str.lower()
+    got = _stripped(values, lower=True)
+    pd.testing.assert_series_equal(got, expected)
+    mixed = pd.Series([" x", 7, ["a list"], None], dtype=object)  # not all strings
+    pd.testing.assert_series_equal(_stripped(mixed), mixed.astype("string").str.strip())
+
+
 def test_chatbot_arena_format(tmp_path):
     path = _jsonl(tmp_path / "arena.jsonl", [
         {"model_a": "gpt-4", "model_b": "llama", "winner": "model_a"},

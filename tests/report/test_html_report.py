@@ -122,3 +122,19 @@ def test_ranking_report_escapes_names_and_lists_the_leaderboard(tmp_path, capsys
     assert html.count("<tr>") >= 3 + 1 and "Elo [95%]" in html
     assert "fairjudge rank" in html  # provenance: the command line
     capsys.readouterr()
+
+
+def test_a_large_leaderboard_page_shows_the_best_rows_and_counts_the_rest(monkeypatch):
+    from fairjudge.report import _ranking_html
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 30, 600)
+    b = (a + rng.integers(1, 30, 600)) % 30
+    verdicts = pd.DataFrame({"item_a": [f"i{i}" for i in a], "item_b": [f"i{i}" for i in b],
+                             "winner": np.where(rng.random(600) < 0.5, "a", "b")})
+    ranking = fairjudge.rank(verdicts, n_samples=50)
+    monkeypatch.setattr(_ranking_html, "BOARD_ROWS", 12)
+    html = _ranking_html.ranking_html(ranking)
+    best = list(ranking.to_frame().index)
+    assert f">{best[11]}<" in html and f">{best[12]}<" not in html.split("Predicted win")[0]
+    assert "The 18 lower-ranked items are left out of this page" in html

@@ -47,6 +47,10 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
               help="Refits on verdicts resampled with replacement, for Arena-style "
                    "percentile intervals of the Elo ratings (Arena uses 100 to 1000).")
+@click.option("--solver", type=click.Choice(["auto", "dense", "sparse"]), default="auto",
+              show_default=True,
+              help="Linear algebra of the fit: dense (exact posterior) or matrix-free "
+                   "sparse; auto is dense up to 2000 items.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write the leaderboard (one row per item: rank and its interval, score, "
                    "Elo with intervals, P(top-k)) as .jsonl, .csv or .parquet.")
@@ -57,7 +61,7 @@ from fairjudge._cli._options import json_option, model_choice, seed_option
 @json_option
 def rank(verdicts, items, k, model, covariates, factors, factor_p, anchors, ppi,
          prior_precision, bias_prior_precision,
-         no_position, pool_judges, samples, level, bootstrap, out, html_path, seed,
+         no_position, pool_judges, samples, level, bootstrap, solver, out, html_path, seed,
          as_json):
     """Rank items from a VERDICTS table (JSONL, CSV or Parquet; item_a is shown first)."""
     import fairjudge
@@ -79,7 +83,7 @@ def rank(verdicts, items, k, model, covariates, factors, factor_p, anchors, ppi,
                             prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, position=not no_position,
                             n_samples=samples, level=level, pool_judges=pool_judges,
-                            bootstrap=bootstrap, rng=seed)
+                            bootstrap=bootstrap, solver=solver, rng=seed)
     if out:
         write_table(result.to_frame().reset_index(), out)
     if html_path:

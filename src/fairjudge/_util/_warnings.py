@@ -35,5 +35,10 @@ class ConvergenceWarning(FairjudgeWarning):
     """An iterative fit stopped before meeting its tolerance."""
 
 
+class ApproximationWarning(FairjudgeWarning):
+    """A figure computed by a stated approximation (the sparse solver's estimated marginal
+    variances) is less accurate than its target on this input."""
+
+
 class FairjudgeInputError(ValueError):
     """Bad user input: the message names the file, line or argument and what was expected."""

@@ -23,6 +23,7 @@ from fairjudge.active._scores import (
     INFORMATION_RULES,
     RULES,
     SCORED_RULES,
+    binary_entropy,
     pair_scores,
     round_robin_schedule,
 )
@@ -30,11 +31,15 @@ from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import Outcome
 from fairjudge.models._bt import BTFit
 from fairjudge.models._dispatch import fit_model
-from fairjudge.models._membership import topk_membership
 from fairjudge.models._registry import model_spec
 
 # Below this pool size every matrix is small enough that BLAS threads only add overhead.
 SMALL_PROBLEM = 400
+#: Pools above this many items score pairs only within the boundary set (N x N scoring and
+#: bookkeeping would not fit: 80 GB per N x N array at 100,000 items).
+BOUNDARY_MIN_ITEMS = 2000
+#: Items in the boundary set (pairs scored per proposal: about half its square).
+BOUNDARY_ITEMS = 200
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,19 @@ class ActiveTopK:
     and each judge carries its own bias terms; under ``bias-aware`` every judge has
     ``tau = 1`` and the cheapest is always the best buy.
 
+    **Large pools.** Above :data:`BOUNDARY_MIN_ITEMS` items no N x N array is formed: the
+    scored rules score only pairs within the *boundary set*, the ``boundary_items`` items
+    whose top-k membership is most in doubt (largest ``H(p_i)``, then closest in score to
+    the k-th item, then at random), chosen at each refit; ``random`` draws pairs from the
+    whole pool; ``round-robin`` and ``askable`` are not available. Under ``topk`` pairs
+    outside the set score near zero (its boundary factor ``H(p_i) + H(p_j)`` is small
+    there), so the choice changes only when the set is smaller than the items in doubt;
+    ``global`` and ``lucb`` would also value pairs far from the boundary, which the set
+    leaves out. When every pair of the set is asked or pending before the next refit, the
+    set doubles along the same order. Its covariance is exact for a dense fit and, for a
+    sparse one, :meth:`SparsePosterior.covariance_block` (exact when its solves are cheap,
+    otherwise with the residual correlations dropped).
+
     Parameters
     ----------
     items : int or sequence of str
@@ -210,13 +228,16 @@ class ActiveTopK:
         ``lambda`` and ``lambda_b``.
     rng : seed or numpy.random.Generator
         Seeds presentation orders, tie-breaking and membership sampling.
+    boundary_items : int
+        Size of the boundary set of a large pool (see "Large pools").
     """
 
     def __init__(self, items, *, k: int, covariates=None, covariate_names=None,
                  judges: Sequence = ("judge",), rule: str = "topk",
                  model: str = "bias-aware", refit_every: int = 8, allow_repeats: bool = False,
                  askable=None, n_samples: int = 1500, prior_precision: float = 1.0,
-                 bias_prior_precision: float = 0.1, rng=None):
+                 bias_prior_precision: float = 0.1, rng=None,
+                 boundary_items: int = BOUNDARY_ITEMS):
         if isinstance(items, (int, np.integer)) and not isinstance(items, bool):
             n_items, item_ids = int(items), tuple(str(i) for i in range(int(items)))
         else:
@@ -256,12 +277,34 @@ class ActiveTopK:
         # Presentation orders come from a hash of (run seed, pair, repeat), drawn before
         # anything else: the same pair is shown in the same order whatever the rule.
         self._order_seed = int(self.rng.integers(2**62))
-        # Per judge given: which orders it may be shown, which pairs it may still be asked
-        # and which are pending (axis 0 follows `judges`).
-        self._askable = _judge_askable(askable, list(self.judges), n_items)
-        self._available = np.triu(self._askable | self._askable.transpose(0, 2, 1))
-        self._unqueried = self._available.copy()
-        self._pending = np.zeros_like(self._available)
+        self.large_pool = n_items > BOUNDARY_MIN_ITEMS
+        if isinstance(askable, dict) and not askable:
+            askable = None   # no judge restricted (what a driver without oracles passes)
+        if self.large_pool:
+            if askable is not None or rule == "round-robin":
+                raise FairjudgeInputError(
+                    f"a pool of {n_items} items (more than {BOUNDARY_MIN_ITEMS}) is ranked "
+                    "without N x N arrays, so `askable` and the round-robin rule are not "
+                    "available; use a scored rule or `random`")
+            if isinstance(boundary_items, bool) or not isinstance(
+                    boundary_items, (int, np.integer)) or boundary_items < 2:
+                raise FairjudgeInputError(f"`boundary_items` must be an integer >= 2; got "
+                                          f"{boundary_items!r}")
+            self.boundary_items = int(min(boundary_items, n_items))
+            # Asked and pending pairs per judge, as keys i * N + j (i < j).
+            self._asked = [set() for _ in self.judges]
+            self._waiting = [set() for _ in self.judges]
+            # Items by doubt about their membership (random before any fit); the boundary set
+            # is a prefix of this order, grown when its pairs run out between refits.
+            self._boundary_order = self.rng.permutation(n_items)
+            self._boundary = self._boundary_order[:self.boundary_items]
+        else:
+            # Per judge given: which orders it may be shown, which pairs it may still be
+            # asked and which are pending (axis 0 follows `judges`).
+            self._askable = _judge_askable(askable, list(self.judges), n_items)
+            self._available = np.triu(self._askable | self._askable.transpose(0, 2, 1))
+            self._unqueried = self._available.copy()
+            self._pending = np.zeros_like(self._available)
         self._times_shown: dict[tuple, int] = {}
         self._judge_times: dict[tuple, int] = {}
         self._schedule = (round_robin_schedule(n_items, self.rng) if rule == "round-robin"
@@ -272,7 +315,8 @@ class ActiveTopK:
         self._acq_fit: BTFit | None = None
         self._fit: BTFit | None = None
         self._scores = np.zeros(n_items)
-        self._cov = np.eye(n_items) / self.prior_precision
+        size = self.boundary_items if self.large_pool else n_items
+        self._cov = np.eye(size) / self.prior_precision   # of the boundary set, if large
         self._membership = np.full(n_items, self.k / n_items)
         self._fitted_upto = -1
         self._judge_order: list[str] = list(self.judges)
@@ -286,15 +330,44 @@ class ActiveTopK:
     @property
     def exhausted(self) -> bool:
         """No pair is left to propose to any judge."""
-        return not self._candidates().any()
+        return not any(self._open_for(m) for m in range(len(self.judges)))
 
     def exhausted_for(self, judge: str) -> bool:
         """No pair is left to propose to ``judge``."""
-        return not self._candidates()[self._judge_index[judge]].any()
+        return not self._open_for(self._judge_index[judge])
+
+    def _open_for(self, m: int) -> bool:
+        """Whether judge ``m`` (index into ``judges``) has a pair left to be asked."""
+        if not self.large_pool:
+            return bool(self._candidates()[m].any())
+        n = self.n_items
+        return self.allow_repeats or len(self._asked[m] | self._waiting[m]) < n * (n - 1) // 2
 
     def _candidates(self) -> np.ndarray:
-        """(J, N, N) upper-triangular: pairs each judge may be asked now."""
+        """(J, K, K) upper-triangular: pairs each judge may be asked now, among all items
+        (K = N) or, in a large pool, among the boundary set (K = ``boundary_items``)."""
+        if self.large_pool:
+            b = self._boundary
+            upper = np.triu(np.ones((b.size, b.size), dtype=bool), 1)
+            rows, cols = np.nonzero(upper)
+            keys = (np.minimum(b[rows], b[cols]) * self.n_items
+                    + np.maximum(b[rows], b[cols])).tolist()
+            out = np.zeros((len(self.judges), b.size, b.size), dtype=bool)
+            for m in range(len(self.judges)):
+                asked, waiting = self._asked[m], self._waiting[m]
+                open_ = (np.ones(len(keys), dtype=bool) if self.allow_repeats else
+                         np.fromiter((not (key in asked or key in waiting) for key in keys),
+                                     dtype=bool, count=len(keys)))
+                out[m, rows, cols] = open_
+            return out
         return self._available if self.allow_repeats else self._unqueried & ~self._pending
+
+    def _set_pending(self, m: int, pair: tuple, value: bool) -> None:
+        if self.large_pool:
+            key = pair[0] * self.n_items + pair[1]
+            (self._waiting[m].add if value else self._waiting[m].discard)(key)
+        else:
+            self._pending[m][pair] = value
 
     @property
     def spent(self) -> float:
@@ -420,31 +493,81 @@ class ActiveTopK:
         left = np.inf if money is None else float(money)
         for _ in range(n):
             names = [m for m in names if self.judges[m].cost <= left + 1e-12]
-            candidates = self._candidates()
-            if not names or not any(candidates[index[m]].any() for m in names):
-                break
-            if len(names) > 1:
-                proposals.append(self._choose_judge(names, candidates, cov))
+            if self.large_pool and self.rule == "random":
+                if not names or not self._open_for(index[names[0]]):
+                    break
+                proposals.append(self._random_pair(names[0]))
             else:
-                proposals.append(self._choose_pair(names[0], candidates[index[names[0]]], cov))
+                candidates = self._candidates()
+                while (names and self.large_pool and self._boundary.size < self.n_items
+                       and not any(candidates[index[m]].any() for m in names)):
+                    cov = self._grow_boundary(cov)
+                    candidates = self._candidates()
+                if not names or not any(candidates[index[m]].any() for m in names):
+                    break
+                if len(names) > 1:
+                    proposals.append(self._choose_judge(names, candidates, cov))
+                else:
+                    proposals.append(self._choose_pair(names[0], candidates[index[names[0]]],
+                                                       cov))
             p = proposals[-1]
             left -= p.cost
-            self._pending[index[p.judge]][p.pair] = True
+            self._set_pending(index[p.judge], p.pair, True)
             if n > 1 and self.rule in SCORED_RULES:
                 # The pending comparison's Fisher information narrows the posterior for
                 # the rest of the batch (a copy: the real update comes with the verdict).
-                cov = _rank_one_update(cov, self._scores, *p.pair, self._reliability(p.judge))
+                cov = _rank_one_update(cov, self._view()[1], *self._local(p.pair),
+                                       self._reliability(p.judge))
         return proposals
+
+    def _grow_boundary(self, batch_cov: np.ndarray) -> np.ndarray:
+        """Double the boundary set, whose pairs are all asked or pending, along the doubt
+        order of the last refit; returns the grown set's covariance for the batch in
+        progress (its old block keeps the batch's updates, ``batch_cov``)."""
+        old = self._boundary.size
+        self._boundary = self._boundary_order[:min(2 * old, self.n_items)]
+        grown = (self._acq_fit.covariance_block(self._boundary) if self._acq_fit is not None
+                 else np.eye(self._boundary.size) / self.prior_precision)
+        grown[:old, :old] = self._cov       # keeps updates from verdicts since the refit
+        self._cov = grown
+        batch = grown.copy()
+        batch[:old, :old] = batch_cov
+        return batch
+
+    def _view(self) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """(global index of each scored item or None for all, their scores, membership)."""
+        if self.large_pool:
+            b = self._boundary
+            return b, self._scores[b], self._membership[b]
+        return None, self._scores, self._membership
+
+    def _local(self, pair: tuple) -> tuple[int, int]:
+        """Positions of a pair's items among the scored items (boundary set, if large)."""
+        if not self.large_pool:
+            return pair
+        where = {int(item): pos for pos, item in enumerate(self._boundary)}
+        return where[pair[0]], where[pair[1]]
+
+    def _random_pair(self, judge: str) -> Proposal:
+        """A uniformly random open pair of the whole (large) pool, by rejection."""
+        m, n = self._judge_index[judge], self.n_items
+        while True:
+            i, j = self.rng.choice(n, size=2, replace=False)
+            i, j = int(min(i, j)), int(max(i, j))
+            key = i * n + j
+            if self.allow_repeats or (key not in self._asked[m] and key not in self._waiting[m]):
+                return self._shown(i, j, judge, np.nan)
 
     def _choose_judge(self, names, candidates, cov) -> Proposal:
         """The (pair, judge) of largest score per unit cost; ties broken at random."""
         index = self._judge_index
-        value = np.full((len(names), self.n_items, self.n_items), -np.inf)
+        items, theta, membership = self._view()
+        value = np.full((len(names),) + candidates.shape[1:], -np.inf)
         scores = {}
         for slot, name in enumerate(names):
             allowed = candidates[index[name]]
             if allowed.any():
-                scores[name] = pair_scores(self.rule, self._scores, cov, self._membership,
+                scores[name] = pair_scores(self.rule, theta, cov, membership,
                                            self._reliability(name))
                 # A score at or below zero (a settled posterior; the look-ahead can dip
                 # below zero) is worth nothing whatever the price.
@@ -459,8 +582,10 @@ class ActiveTopK:
         options = np.argwhere(value >= best - 1e-12 * max(abs(best), 1e-300))
         slot, i, j = options[self.rng.integers(len(options))]
         name = names[int(slot)]
-        proposal = self._shown(int(i), int(j), name, float(scores[name][i, j]))
-        return replace(proposal, value=float(best))
+        score = float(scores[name][i, j])
+        if items is not None:
+            i, j = items[i], items[j]
+        return replace(self._shown(int(i), int(j), name, score), value=float(best))
 
     def _choose_pair(self, judge: str, candidates, cov) -> Proposal:
         score = np.nan
@@ -476,12 +601,14 @@ class ActiveTopK:
                 if candidates[i, j]:
                     break
         else:
-            s = pair_scores(self.rule, self._scores, cov, self._membership,
-                            self._reliability(judge))
+            items, theta, membership = self._view()
+            s = pair_scores(self.rule, theta, cov, membership, self._reliability(judge))
             s = np.where(candidates, s, -np.inf)
             best = s.max()
             options = np.argwhere(s >= best - 1e-12 * max(abs(best), 1e-300))
             i, j = options[self.rng.integers(len(options))]
+            if items is not None:
+                i, j = items[i], items[j]
             score = float(best)
         return self._shown(int(i), int(j), judge, score)
 
@@ -493,7 +620,7 @@ class ActiveTopK:
         self._judge_times[(judge, i, j)] = judge_repeat + 1
         first, second = ((i, j) if content_seed(self._order_seed, i, j, repeat) % 2 == 0
                          else (j, i))
-        if not self._askable[self._judge_index[judge], first, second]:
+        if not self.large_pool and not self._askable[self._judge_index[judge], first, second]:
             first, second = second, first
         return Proposal(first, second, judge, score, self._fit_size(), judge_repeat,
                         cost=self.judges[judge].cost)
@@ -503,7 +630,7 @@ class ActiveTopK:
         may be proposed again."""
         for p in proposals:
             if p.judge in self._judge_index:
-                self._pending[self._judge_index[p.judge]][p.pair] = False
+                self._set_pending(self._judge_index[p.judge], p.pair, False)
 
     def update(self, verdicts) -> None:
         """Record verdicts and refit when ``refit_every`` new ones have arrived.
@@ -606,11 +733,16 @@ class ActiveTopK:
         i, j = min(first, second), max(first, second)
         if judge in self._judge_index:
             m = self._judge_index[judge]
-            self._unqueried[m, i, j] = False
-            self._pending[m, i, j] = False
+            if self.large_pool:
+                self._asked[m].add(i * self.n_items + j)
+                self._waiting[m].discard(i * self.n_items + j)
+            else:
+                self._unqueried[m, i, j] = False
+                self._pending[m, i, j] = False
         if (self.allow_repeats and self.rule in SCORED_RULES
-                and np.isfinite(outcome.first_score)):
-            self._cov = _rank_one_update(self._cov, self._scores, i, j,
+                and np.isfinite(outcome.first_score)
+                and (not self.large_pool or np.isin([i, j], self._boundary).all())):
+            self._cov = _rank_one_update(self._cov, self._view()[1], *self._local((i, j)),
                                          self._reliability(judge))
 
     def _refit(self) -> None:
@@ -624,15 +756,34 @@ class ActiveTopK:
             self._acquisition_model, data, self.covariates,
             bias_prior_precision=self.bias_prior_precision,
             init=None if self._acq_fit is None else self._acq_fit.params, **common)
-        self._scores, self._cov = self._acq_fit.scores, self._acq_fit.covariance.copy()
-        self._membership = topk_membership(self._scores, self._cov, self.k,
-                                           n_samples=self.n_samples, rng=self.rng)
+        self._scores = self._acq_fit.scores
+        self._membership = self._acq_fit.topk_membership(self.k, n_samples=self.n_samples,
+                                                         rng=self.rng)
+        if self.large_pool:
+            self._boundary_order = boundary_order(self._scores, self._membership, self.k,
+                                                  self.rng)
+            self._boundary = self._boundary_order[:self.boundary_items]
+        self._cov = self._acq_fit.covariance_block(
+            self._boundary if self.large_pool else np.arange(self.n_items))
         self._fit = (self._acq_fit if self.model == self._acquisition_model else
                      fit_model(self.model, data, self.covariates, **common))
 
 
 _DETAIL = {Outcome.A: "win", Outcome.B: "win", Outcome.TIE: "tie", Outcome.ABSTAIN: "abstain",
            Outcome.INVALID: "invalid"}
+
+
+def boundary_order(scores, membership, k: int, rng) -> np.ndarray:
+    """Every item, those whose top-k membership is most in doubt first, shape (N,).
+
+    Ordered by membership entropy ``H(p_i)`` (largest first), then by distance of the score
+    to the midpoint of the k-th and (k+1)-th scores, then at random; the boundary set is a
+    prefix of this order.
+    """
+    scores = np.asarray(scores, dtype=float)
+    middle = -float(np.mean(np.partition(-scores, (k - 1, k))[[k - 1, k]]))
+    keys = (rng.random(scores.size), np.abs(scores - middle), -binary_entropy(membership))
+    return np.lexsort(keys)
 
 
 def _as_outcome(value) -> Outcome:

@@ -425,9 +425,12 @@ def consensus(verdicts: pd.DataFrame, items: pd.DataFrame, *, method: str = "joi
         covariance = _score_covariance(fit.covariance[:len(fit.contestants),
                                                       :len(fit.contestants)],
                                        fit.contestants, anchor)
-    elif ranking is not None:
+    elif ranking is not None and ranking.fit.covariance is not None:
         covariance = _score_covariance(ranking.fit.covariance, list(ranking.fit.item_ids),
                                        anchor)
+    elif ranking is not None:
+        notes.append(f"no score covariance: {ranking.fit.n_items} contestants were fitted by "
+                     "the sparse solver, which forms none")
     if caught:
         notes.append("; ".join(dict.fromkeys(caught)) + " -- read the intervals with care")
     scores = scores.sort_values("estimate", ascending=False).rename_axis("contestant")

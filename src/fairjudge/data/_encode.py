@@ -11,8 +11,10 @@ import pandas as pd
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._schema import (
     TIE_SCORE,
+    WINNER_VALUES,
     Outcome,
-    check_verdict_items,
+    positions_in,
+    unknown_item_error,
     verdict_covariate_differences,
 )
 
@@ -195,33 +197,40 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *
     FairjudgeInputError
         If a verdict names an item that is not in ``items``.
     """
-    if verdicts["winner"].isna().any():
-        verdicts = verdicts[verdicts["winner"].notna()]  # abstentions and invalid outputs
-    if items is not None:
-        check_verdict_items(verdicts, items)
-        index = pd.Index(items.index)
-    else:
-        index = pd.Index(pd.unique(np.concatenate(
-            [verdicts["item_a"].to_numpy(dtype=object), verdicts["item_b"].to_numpy(dtype=object)]
-        )))
-    winner_codes = _codes(verdicts["winner"], pd.Index(["a", "b", "tie"]))
-    if (winner_codes < 0).any():
+    # One pass over each column: codes of the few distinct values, looked up once.
+    winner_codes, winners = pd.factorize(verdicts["winner"])
+    outcome_of = pd.Index(WINNER_VALUES).get_indexer(winners)
+    if (outcome_of < 0).any():
         raise FairjudgeInputError(
             "`verdicts` must be validated first (fairjudge.data.load_verdicts): "
             "a winner is not one of a, b, tie")
-    score_of = np.array([1.0, 0.0, TIE_SCORE])
+    has_winner = winner_codes >= 0
+    if not has_winner.all():  # abstentions and invalid outputs
+        verdicts = verdicts[has_winner]
+        winner_codes = winner_codes[has_winner]
+    score_of = np.array([Outcome(w).first_score for w in WINNER_VALUES])[outcome_of]
+    if items is not None:
+        index = pd.Index(items.index)
+        first = positions_in(verdicts["item_a"], index)
+        second = positions_in(verdicts["item_b"], index)
+        for field, codes in (("item_a", first), ("item_b", second)):
+            if (codes < 0).any():
+                raise unknown_item_error(verdicts, items, field, int(np.argmax(codes < 0)))
+    else:
+        index, first, second = _first_appearance(verdicts["item_a"], verdicts["item_b"])
     if judges is None:
         judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
     else:
         judges = pd.Index([str(j) for j in judges])
-        judge_codes = _codes(verdicts["judge"].astype(str), judges)
+        codes, uniques = pd.factorize(verdicts["judge"])
+        judge_codes = np.append(judges.get_indexer([str(u) for u in uniques]), -1)[codes]
         if (judge_codes < 0).any():
-            unknown = verdicts["judge"].iloc[int(np.flatnonzero(judge_codes < 0)[0])]
+            unknown = verdicts["judge"].iloc[int(np.argmax(judge_codes < 0))]
             raise FairjudgeInputError(f"judge {unknown!r} is not among `judges` {list(judges)}")
     verdict_covariates = tuple(verdict_covariates)
     return Comparisons(
-        first=_codes(verdicts["item_a"], index),
-        second=_codes(verdicts["item_b"], index),
+        first=first,
+        second=second,
         first_score=score_of[winner_codes],
         weight=verdicts["weight"].to_numpy(dtype=float),
         judge=np.asarray(judge_codes).astype(np.int64),
@@ -233,7 +242,13 @@ def encode_verdicts(verdicts: pd.DataFrame, items: pd.DataFrame | None = None, *
     )
 
 
-def _codes(values: pd.Series, index: pd.Index) -> np.ndarray:
-    """Position of each value in ``index`` (hashing the few distinct values only once)."""
-    codes, uniques = pd.factorize(values)
-    return index.get_indexer(uniques).astype(np.int64)[codes]
+def _first_appearance(item_a: pd.Series, item_b: pd.Series):
+    """The items in order of first appearance (down ``item_a``, then down ``item_b``) and
+    the positions of both columns in that order."""
+    codes_a, uniques_a = pd.factorize(item_a)
+    codes_b, uniques_b = pd.factorize(item_b)
+    index = pd.Index(pd.unique(np.concatenate([np.asarray(uniques_a, dtype=object),
+                                               np.asarray(uniques_b, dtype=object)])))
+    return (index,
+            index.get_indexer(uniques_a).astype(np.int64)[codes_a],
+            index.get_indexer(uniques_b).astype(np.int64)[codes_b])

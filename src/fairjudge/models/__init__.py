@@ -13,6 +13,7 @@ from fairjudge.models._baselines import (
 )
 from fairjudge.models._bt import (
                                          POSITION,
+                                         SPARSE_MIN_ITEMS,
                                          BiasEstimate,
                                          BTFit,
                                          bias_aware_bt,
@@ -20,22 +21,28 @@ from fairjudge.models._bt import (
                                          hierarchical_bias_aware_bt,
 )
 from fairjudge.models._dispatch import MODELS, fit_model
+from fairjudge.models._engine import DenseFactor
 from fairjudge.models._gate import AnchorGate, anchor_agreement, trusted_anchor_gate
 from fairjudge.models._graph import comparison_components
 from fairjudge.models._membership import topk_membership
 from fairjudge.models._registry import ModelSpec, model_names, model_spec, register_model
 from fairjudge.models._reliability import LOG_RELIABILITY, reliability_bt
+from fairjudge.models._sparse import LaplacianSystem, SparsePosterior
 
 __all__ = [
     "LOG_RELIABILITY",
     "MODELS",
     "POSITION",
+    "SPARSE_MIN_ITEMS",
     "AnchorGate",
     "AnchoredAgreement",
     "AssumptionCheck",
     "BTFit",
     "BiasEstimate",
+    "DenseFactor",
+    "LaplacianSystem",
     "ModelSpec",
+    "SparsePosterior",
     "anchor_agreement",
     "anchored_agreement",
     "anchored_bt",

@@ -112,7 +112,7 @@ def anchored_bt(comparisons: Comparisons, anchors: Comparisons, covariates=None,
         precision[n_judges * q + d] = PINNED
     raw = fit_penalised_bt(joined, x, names, scale, model="anchored", position=position,
                            prior_precision=prior_precision, bias_prior_precision=precision,
-                           check_graph=check_graph)
+                           check_graph=check_graph, solver="dense")
     n = comparisons.n_items
     # theta = u + x beta; e_j = C_j - beta; kappa and beta unchanged.
     transform = np.eye(raw.params.size)
@@ -142,7 +142,7 @@ def anchored_bt(comparisons: Comparisons, anchors: Comparisons, covariates=None,
             "quality")
     return replace(raw, scores=params[:n].copy(), covariance=covariance[:n, :n].copy(),
                    bias=tuple(bias), params=params, param_covariance=covariance,
-                   notes=raw.notes + (note,))
+                   notes=raw.notes + (note,), posterior=None)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,8 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
             f"({', '.join(comparisons.covariate_names)}) need the bias-aware model")
     _, names, _ = standardise_covariates(covariates, covariate_names, comparisons.n_items)
     x = np.asarray(covariates, dtype=float).reshape(comparisons.n_items, -1)
-    naive = bt_pairwise(comparisons, prior_precision=prior_precision, check_graph=check_graph)
+    naive = bt_pairwise(comparisons, prior_precision=prior_precision, check_graph=check_graph,
+                        solver="dense")
     design = np.hstack([np.ones((x.shape[0], 1)), x])
     projector = np.linalg.solve(design.T @ design, design.T)        # (1+d, N)
     coef = projector @ naive.scores
@@ -94,7 +95,7 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
         BiasEstimate(name, "posthoc", float(coef[1 + m]), float(np.sqrt(coef_cov[1 + m, 1 + m])))
         for m, name in enumerate(names))
     return replace(naive, model="residualized", scores=scores, covariance=covariance, bias=bias,
-                   covariate_names=names, judges=comparisons.judges)
+                   covariate_names=names, judges=comparisons.judges, posterior=None)
 
 
 register_model(ModelSpec(

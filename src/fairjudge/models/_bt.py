@@ -8,20 +8,33 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.special import expit
 
-from fairjudge._util._threads import single_threaded_blas
+from fairjudge._util._threads import factorising_blas
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.data._encode import Comparisons
-from fairjudge.models._engine import PenalisedBT, aggregate_pairs
-from fairjudge.models._graph import warn_if_disconnected
-from fairjudge.models._membership import topk_membership
+from fairjudge.models._engine import DenseFactor, PenalisedBT, aggregate_pairs
+from fairjudge.models._graph import pair_components, warn_disconnected
+from fairjudge.models._membership import (
+    check_n_samples,
+    gaussian_samples,
+    membership_from_samples,
+)
 from fairjudge.models._registry import ModelSpec, register_model
+from fairjudge.models._sparse import SparsePosterior
 from fairjudge.stats._estimate import Estimate
 from fairjudge.stats._intervals import Interval, normal_interval
 
 POSITION = "position"
-# Parameter count from which a fit runs its linear algebra on one BLAS thread (below it the
-# thread-limit context costs more than it saves; the active loop limits threads itself).
+# Parameter count from which a fit sets its BLAS threads (below it the thread-limit context
+# costs more than it saves; the active loop limits threads itself).
 LARGE_PROBLEM = 200
+# Parameter count from which the dense solver factors on every core: on an idle 2-core
+# machine two threads gain 15% at 1000 parameters and 60% at 2000
+# (benchmarks/bench_blas_threads.py), but OpenBLAS threads spin, and on a machine with
+# another busy process a 1000 x 1000 factorisation on two threads took 20 times longer.
+PARALLEL_FACTOR = 1200
+#: Items above which ``solver="auto"`` uses the matrix-free sparse solver.
+SPARSE_MIN_ITEMS = 2000
+SOLVERS = ("auto", "dense", "sparse")
 
 
 @dataclass(frozen=True)
@@ -62,14 +75,18 @@ class BTFit:
     item_ids : tuple of str, length N
     scores : ndarray, shape (N,)
         Posterior mode of latent quality ``theta`` (logit scale).
-    covariance : ndarray, shape (N, N)
-        Posterior covariance of ``theta`` (marginal over the bias parameters).
+    covariance : ndarray, shape (N, N), or None
+        Posterior covariance of ``theta`` (marginal over the bias parameters); None for a
+        fit by the sparse solver, whose posterior is ``posterior`` (use
+        :meth:`marginal_variances`, :meth:`centred_variances`, :meth:`contrast_variance`
+        and :meth:`posterior_samples`, which work for both).
     bias : tuple of BiasEstimate
         One per (judge, covariate) and per judge for ``position``; empty for naive fits.
     judges, covariate_names : tuple of str
     params, param_covariance : ndarray
-        Full parameter vector (covariates standardised) and its covariance; used for warm
-        starts and by the empirical-Bayes update.
+        Full parameter vector (covariates standardised) and its covariance (None for the
+        sparse solver; :meth:`bias_covariance` gives the bias block either way); used for
+        warm starts and by the empirical-Bayes update.
     covariate_scale : ndarray, shape (d,)
         Standard deviation used to standardise each covariate.
     prior_precision : float
@@ -83,6 +100,9 @@ class BTFit:
     reliability : tuple of BiasEstimate
         ``log tau_j`` per judge for the ``"reliability"`` model (empty otherwise): the
         judge's temperature on the quality difference.
+    posterior : DenseFactor, SparsePosterior or None
+        How posterior draws are made: the Hessian's Cholesky factor (dense solver), the
+        matrix-free posterior (sparse solver), or None (draws factor ``covariance``).
     """
 
     model: str
@@ -102,10 +122,82 @@ class BTFit:
     converged: bool
     notes: tuple = field(default=())
     reliability: tuple = field(default=())
+    posterior: DenseFactor | SparsePosterior | None = field(default=None, repr=False)
 
     @property
     def n_items(self) -> int:
         return len(self.item_ids)
+
+    @property
+    def solver(self) -> str:
+        """``"sparse"`` (matrix-free, no N x N covariance) or ``"dense"``."""
+        return "sparse" if isinstance(self.posterior, SparsePosterior) else "dense"
+
+    def dense_covariance(self, purpose: str) -> np.ndarray:
+        """``covariance``, or a clear error naming ``purpose`` for a sparse fit."""
+        if self.covariance is None:
+            raise FairjudgeInputError(
+                f"{purpose} needs the full {self.n_items} x {self.n_items} posterior "
+                f"covariance, which the sparse solver (used above {SPARSE_MIN_ITEMS} items) "
+                "does not form; fit with solver='dense' (8 N^2 bytes of memory) or use the "
+                "fit's marginal_variances / contrast_variance / posterior_samples")
+        return self.covariance
+
+    def marginal_variances(self) -> np.ndarray:
+        """``var(theta_i)``, shape (N,) (estimated for a sparse fit, see
+        :class:`SparsePosterior`)."""
+        if self.solver == "sparse":
+            return self.posterior.marginal_variances()
+        return np.clip(np.diag(self.covariance), 0.0, None)
+
+    def centred_variances(self) -> np.ndarray:
+        """``var(theta_i - mean(theta))``, shape (N,): the level, fixed only by the prior,
+        is left out."""
+        if self.solver == "sparse":
+            return self.posterior.centred_variances()
+        return centred_variances(self.covariance)
+
+    def contrast_variance(self, i, j) -> np.ndarray:
+        """``var(theta_i - theta_j)`` for index arrays ``i`` and ``j``, shape (K,) (exact for
+        both solvers; one conjugate-gradient solve per contrast for a sparse fit)."""
+        i = np.atleast_1d(np.asarray(i))
+        j = np.atleast_1d(np.asarray(j))
+        n = self.n_items
+        if (i.shape != j.shape or i.ndim != 1 or i.size == 0
+                or not (np.issubdtype(i.dtype, np.integer) and np.issubdtype(j.dtype, np.integer))
+                or min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n):
+            raise FairjudgeInputError(f"contrast indices must be two equal-length 1-d integer "
+                                      f"arrays of items in [0, {n}); got {i!r} and {j!r}")
+        if self.solver == "sparse":
+            return self.posterior.contrast_variance(i.astype(np.int64), j.astype(np.int64))
+        c = self.covariance
+        return np.clip(c[i, i] + c[j, j] - 2.0 * c[i, j], 0.0, None)
+
+    def covariance_block(self, index) -> np.ndarray:
+        """Posterior covariance of the scores of items ``index`` (shape (K,)), (K, K): exact
+        for a dense fit; for a sparse fit, :meth:`SparsePosterior.covariance_block`."""
+        if self.solver == "sparse":
+            return self.posterior.covariance_block(index)
+        index = np.asarray(index, dtype=np.int64)
+        return self.covariance[np.ix_(index, index)]
+
+    def bias_covariance(self) -> np.ndarray:
+        """Posterior covariance of the bias parameters (standardised scale), (B, B)."""
+        if self.solver == "sparse":
+            return self.posterior.bias_covariance()
+        n = self.n_items
+        return self.param_covariance[n:, n:]
+
+    def posterior_samples(self, n_samples: int, rng=0):
+        """Posterior draws of the scores, yielded in blocks of shape (m, N), m <= n_samples.
+
+        Exact Laplace draws for a dense fit (from the Hessian's factor when the fit kept
+        it); for a sparse fit, the approximation of :meth:`SparsePosterior.samples`.
+        """
+        if self.posterior is not None:
+            yield from self.posterior.samples(self.scores, n_samples, rng)
+        else:
+            yield gaussian_samples(self.scores, self.covariance, n_samples, rng)
 
     def topk(self, k: int) -> np.ndarray:
         """Indices of the ``k`` highest posterior-mode scores, best first (ties: lower index)."""
@@ -114,8 +206,13 @@ class BTFit:
         return order[:k]
 
     def topk_membership(self, k: int, *, n_samples: int = 1500, rng=0) -> np.ndarray:
-        """Monte-Carlo ``P(i in top-k)`` under ``N(scores, covariance)``; shape (N,)."""
-        return topk_membership(self.scores, self.covariance, k, n_samples=n_samples, rng=rng)
+        """Monte-Carlo ``P(i in top-k)`` over :meth:`posterior_samples`; shape (N,)."""
+        _check_k(k, self.n_items)
+        check_n_samples(n_samples)
+        if k == self.n_items:
+            return np.ones(self.n_items)
+        return membership_from_samples(self.posterior_samples(n_samples, rng), k,
+                                       self.n_items)
 
     def win_probability(self) -> np.ndarray:
         """``P(i beats j)`` for a neutral presentation: ``sigmoid(theta_i - theta_j)``, (N, N).
@@ -137,6 +234,11 @@ class BTFit:
         parameters.
         """
         n = self.n_items
+        if self.solver == "sparse":
+            full = self.posterior.centred_variances()
+            conditional = self.posterior.conditional_centred_variances()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(conditional > 0, full / conditional, 1.0)
         if self.param_covariance.shape[0] == n:
             return np.ones(n)
         s = self.param_covariance
@@ -242,16 +344,25 @@ def _check_common(comparisons: Comparisons, prior_precision: float) -> None:
 def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, scale: np.ndarray,
                      *, model: str, position: bool, prior_precision: float,
                      bias_prior_precision, init=None, tol: float = 1e-7, max_iter: int = 100,
-                     check_graph: bool = True) -> BTFit:
-    """Fit Eq. (2) on already standardised covariates (shared by every estimator)."""
-    if check_graph:
-        warn_if_disconnected(comparisons)
+                     check_graph: bool = True, solver: str = "auto") -> BTFit:
+    """Fit Eq. (2) on already standardised covariates (shared by every estimator).
+
+    ``solver``: ``"dense"`` (Cholesky of the full Hessian; exact covariance), ``"sparse"``
+    (matrix-free conjugate gradients, :mod:`fairjudge.models._sparse`) or ``"auto"``: sparse
+    above ``SPARSE_MIN_ITEMS`` items, where the dense N x N algebra dominates and its memory
+    grows as N^2.
+    """
+    if solver not in SOLVERS:
+        raise FairjudgeInputError(f"`solver` must be one of {', '.join(SOLVERS)}; got {solver!r}")
     v_std, v_names, v_scale = standardise_verdict_covariates(comparisons)
     clash = set(v_names) & set(names)
     if clash:
         raise FairjudgeInputError(f"covariate `{sorted(clash)[0]}` is given both per item and per "
                                   "verdict; keep one")
     pairs = aggregate_pairs(comparisons, v_std)
+    if check_graph:
+        warn_disconnected(pair_components(comparisons.n_items, pairs.first, pairs.second),
+                          comparisons.item_ids, stacklevel=3)
     names = tuple(names) + v_names
     scale = np.concatenate([np.asarray(scale, dtype=float), v_scale])
     q = x_std.shape[1] + len(v_names) + int(position)
@@ -264,14 +375,16 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
                             bias_prior_precision=lam_b)
     if init is not None and np.shape(init) != (objective.n_params,):
         init = None  # a warm start from a differently shaped model is useless
+    if solver == "auto":
+        solver = "sparse" if comparisons.n_items > SPARSE_MIN_ITEMS else "dense"
     if objective.n_params >= LARGE_PROBLEM:
-        # numpy and scipy each load their own OpenBLAS with its own thread pool; alternating
-        # between them, the idle pool's spinning threads steal the cores (a 1M-verdict fit
-        # takes 0.3 s on one thread and 0.4-0.6 s on two).
-        with single_threaded_blas():
-            result = objective.newton(init, tol=tol, max_iter=max_iter)
+        # Factorisations of up to PARALLEL_FACTOR parameters run on one thread; larger dense
+        # ones use every core.
+        threads = None if solver == "dense" and objective.n_params >= PARALLEL_FACTOR else 1
+        with factorising_blas(threads):
+            result = objective.newton(init, tol=tol, max_iter=max_iter, solver=solver)
     else:
-        result = objective.newton(init, tol=tol, max_iter=max_iter)
+        result = objective.newton(init, tol=tol, max_iter=max_iter, solver=solver)
     if not result.converged:
         warnings.warn(
             f"Newton fit did not converge in {max_iter} iterations (largest gradient "
@@ -279,23 +392,32 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
             ConvergenceWarning, stacklevel=3)
     n_items = comparisons.n_items
     beta, cov = result.beta, result.covariance
+    if solver == "sparse":
+        bias_variance = np.diag(result.posterior.bias_covariance())
+        notes = (f"sparse solver: {result.n_iter} Newton steps, {result.cg_iterations} "
+                 "conjugate-gradient iterations; marginal variances estimated with "
+                 f"{result.posterior.n_probes} probes",)
+    else:
+        bias_variance = np.diag(cov)[n_items:]
+        notes = ()
+    bias_se = np.sqrt(np.clip(bias_variance, 0.0, None))
     bias = []
-    se_all = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     per_judge = np.bincount(comparisons.judge, minlength=comparisons.n_judges)
     for j, judge in enumerate(comparisons.judges):
-        base = n_items + j * q
+        base = j * q
         n_j = int(per_judge[j])
         for m, name in enumerate(names):
-            bias.append(BiasEstimate(name, judge, float(beta[base + m] / scale[m]),
-                                     float(se_all[base + m] / scale[m]), n_j))
+            bias.append(BiasEstimate(name, judge, float(beta[n_items + base + m] / scale[m]),
+                                     float(bias_se[base + m] / scale[m]), n_j))
         if position:
-            bias.append(BiasEstimate(POSITION, judge, float(beta[base + q - 1]),
-                                     float(se_all[base + q - 1]), n_j))
+            bias.append(BiasEstimate(POSITION, judge, float(beta[n_items + base + q - 1]),
+                                     float(bias_se[base + q - 1]), n_j))
     return BTFit(
         model=model,
         item_ids=comparisons.item_ids,
         scores=beta[:n_items].copy(),
-        covariance=cov[:n_items, :n_items].copy(),
+        # A view: the bias rows and columns stay in `param_covariance`, one N x N array.
+        covariance=None if cov is None else cov[:n_items, :n_items],
         bias=tuple(bias),
         judges=comparisons.judges,
         covariate_names=names,
@@ -307,11 +429,14 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
         n_comparisons=float(comparisons.weight.sum()),
         n_iter=result.n_iter,
         converged=result.converged,
+        notes=notes,
+        posterior=result.posterior,
     )
 
 
 def bt_pairwise(comparisons: Comparisons, *, prior_precision: float = 1.0, init=None,
-                tol: float = 1e-7, max_iter: int = 100, check_graph: bool = True) -> BTFit:
+                tol: float = 1e-7, max_iter: int = 100, check_graph: bool = True,
+                solver: str = "auto") -> BTFit:
     """Naive Bradley–Terry MAP: ``P(a beats b) = sigmoid(theta_a - theta_b)``.
 
     Model: each verdict is Bernoulli with that probability, whoever was shown first; a tie
@@ -328,6 +453,10 @@ def bt_pairwise(comparisons: Comparisons, *, prior_precision: float = 1.0, init=
         ``lambda`` > 0.
     init : ndarray, optional
         Warm start (a previous fit's ``params``).
+    solver : {"auto", "dense", "sparse"}
+        Dense Cholesky algebra, or matrix-free conjugate gradients for many items (``auto``:
+        sparse above ``SPARSE_MIN_ITEMS`` = 2000 items; see :class:`SparsePosterior` for
+        what a sparse fit's posterior computes exactly and what it estimates).
 
     Returns
     -------
@@ -347,13 +476,14 @@ def bt_pairwise(comparisons: Comparisons, *, prior_precision: float = 1.0, init=
     x, names, scale = standardise_covariates(None, None, comparisons.n_items)
     return fit_penalised_bt(comparisons, x, names, scale, model="naive", position=False,
                             prior_precision=prior_precision, bias_prior_precision=1.0,
-                            init=init, tol=tol, max_iter=max_iter, check_graph=check_graph)
+                            init=init, tol=tol, max_iter=max_iter, check_graph=check_graph,
+                            solver=solver)
 
 
 def bias_aware_bt(comparisons: Comparisons, covariates=None, *, covariate_names=None,
                   position: bool = True, prior_precision: float = 1.0,
                   bias_prior_precision=0.1, init=None, tol: float = 1e-7,
-                  max_iter: int = 100, check_graph: bool = True) -> BTFit:
+                  max_iter: int = 100, check_graph: bool = True, solver: str = "auto") -> BTFit:
     """Bias-aware Bradley–Terry MAP with a Laplace posterior [bias-aware-active-topk §3].
 
     Model, Eq. (1), for a verdict of judge ``j`` on ``a`` shown before ``b``::
@@ -397,6 +527,8 @@ def bias_aware_bt(comparisons: Comparisons, covariates=None, *, covariate_names=
         ``lambda_b = 1/tau^2`` (paper default 0.1), scalar or one value per bias parameter.
     init : ndarray, optional
         Warm start (a previous fit's ``params``).
+    solver : {"auto", "dense", "sparse"}
+        As in :func:`bt_pairwise`.
 
     Returns
     -------
@@ -418,7 +550,7 @@ def bias_aware_bt(comparisons: Comparisons, covariates=None, *, covariate_names=
     return fit_penalised_bt(comparisons, x, names, scale, model="bias-aware", position=position,
                             prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, init=init, tol=tol,
-                            max_iter=max_iter, check_graph=check_graph)
+                            max_iter=max_iter, check_graph=check_graph, solver=solver)
 
 
 def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
@@ -427,7 +559,7 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
                                initial_bias_prior_precision: float = 0.1,
                                min_tau2: float = 1e-3, max_tau2: float = 1e4,
                                tol: float = 1e-5, max_outer: int = 500,
-                               check_graph: bool = True) -> BTFit:
+                               check_graph: bool = True, solver: str = "auto") -> BTFit:
     """Bias-aware Bradley–Terry with the shrinkage strength learned per judge by empirical Bayes.
 
     Alternates the Laplace fit with the evidence (EM) update of each judge's prior variance
@@ -460,9 +592,9 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
                                position=position, prior_precision=prior_precision,
                                bias_prior_precision=np.repeat(1.0 / tau2, q),
                                init=None if fit is None else fit.params,
-                               check_graph=check_graph and outer == 1)
+                               check_graph=check_graph and outer == 1, solver=solver)
         b = fit.params[comparisons.n_items:].reshape(n_judges, q)
-        var = np.diag(fit.param_covariance)[comparisons.n_items:].reshape(n_judges, q)
+        var = np.diag(fit.bias_covariance()).reshape(n_judges, q)
         new_tau2 = np.clip((b * b + var).mean(axis=1), min_tau2, max_tau2)
         # A judge whose tau^2 reached the floor has no detectable bias; EM would only creep
         # towards zero geometrically, so it counts as settled.
@@ -477,7 +609,7 @@ def hierarchical_bias_aware_bt(comparisons: Comparisons, covariates=None, *,
     fit = fit_penalised_bt(comparisons, x, names, scale, model="hierarchical", position=position,
                            prior_precision=prior_precision,
                            bias_prior_precision=np.repeat(1.0 / tau2, q), init=fit.params,
-                           check_graph=False)
+                           check_graph=False, solver=solver)
     tau_note = ", ".join(f"{j}: tau={np.sqrt(t):.3g}" for j, t in zip(comparisons.judges, tau2))
     return _replace_notes(fit, (f"empirical Bayes: {outer} iterations; {tau_note}",))
 
@@ -494,10 +626,11 @@ def _hierarchical_fit(comparisons: Comparisons, covariates=None, *,
 
 
 register_model(ModelSpec("naive", "Bradley–Terry MAP on the verdicts as given", bt_pairwise,
-                         warm_start=True))
+                         warm_start=True, solver=True))
 register_model(ModelSpec(
     "bias-aware", "Bradley–Terry with per-judge covariate and position bias terms",
-    bias_aware_bt, covariates="optional", position=True, bias_prior=True, warm_start=True))
+    bias_aware_bt, covariates="optional", position=True, bias_prior=True, warm_start=True,
+    solver=True))
 register_model(ModelSpec(
     "hierarchical", "bias-aware Bradley–Terry, each judge's bias prior learned by empirical Bayes",
-    _hierarchical_fit, covariates="optional", position=True, bias_prior=True))
+    _hierarchical_fit, covariates="optional", position=True, bias_prior=True, solver=True))

@@ -19,7 +19,8 @@ MODELS = model_names()
 
 def fit_model(model: str, comparisons: Comparisons, covariates=None, *, covariate_names=None,
               prior_precision: float = 1.0, bias_prior_precision: float = 0.1,
-              position: bool = True, init=None, check_graph: bool = True) -> BTFit:
+              position: bool = True, init=None, check_graph: bool = True,
+              solver: str = "auto") -> BTFit:
     """Fit the registered estimator called ``model`` (one of :func:`model_names`).
 
     Built in: ``"naive"`` is :func:`bt_pairwise`; ``"bias-aware"`` :func:`bias_aware_bt`;
@@ -49,4 +50,6 @@ def fit_model(model: str, comparisons: Comparisons, covariates=None, *, covariat
         kwargs["bias_prior_precision"] = bias_prior_precision
     if spec.warm_start:
         kwargs["init"] = init
+    if spec.solver:
+        kwargs["solver"] = solver
     return spec.fit(*args, **kwargs)

@@ -10,6 +10,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fairjudge._util._warnings import ComparisonGraphWarning
 from fairjudge.data._encode import Comparisons
+from fairjudge.models._engine import unique_keys
 
 
 def pair_components(n_items: int, first, second) -> list[np.ndarray]:
@@ -29,6 +30,11 @@ def pair_components(n_items: int, first, second) -> list[np.ndarray]:
     """
     first = np.asarray(first, dtype=np.int64)
     second = np.asarray(second, dtype=np.int64)
+    if first.size > 4 * n_items:
+        # Many verdicts per pair: the distinct pairs (a histogram pass) make a smaller graph.
+        lo, hi = np.minimum(first, second), np.maximum(first, second)
+        distinct, _ = unique_keys(lo * n_items + hi, n_items * n_items)
+        first, second = np.divmod(distinct, n_items)
     graph = coo_matrix((np.ones(first.size), (first, second)), shape=(n_items, n_items))
     n_comp, labels = connected_components(graph, directed=False)
     comps = [np.flatnonzero(labels == c) for c in range(n_comp)]

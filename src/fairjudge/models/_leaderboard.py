@@ -49,11 +49,43 @@ def rank_intervals(scores, covariance, *, level: float = 0.95, n_samples: int = 
     ``theta ~ N(scores, covariance)``; two int arrays of shape (N,)."""
     samples = gaussian_samples(np.asarray(scores, dtype=float),
                                np.asarray(covariance, dtype=float), n_samples, rng)
-    ranks = (-samples).argsort(axis=1).argsort(axis=1) + 1
+    return rank_intervals_from_samples([samples], level=level)
+
+
+def rank_intervals_from_samples(blocks, *, level: float = 0.95
+                                ) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``level`` intervals of each item's rank (1 = best) over posterior draws.
+
+    ``blocks`` yields draws of shape (m, N) (e.g. :meth:`BTFit.posterior_samples`); two int
+    arrays of shape (N,).
+    """
+    _, low, high = posterior_rank_summaries(blocks, None, level=level)
+    return low, high
+
+
+def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
+                             ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Top-k membership (None without ``k``) and rank intervals from one set of draws.
+
+    ``blocks`` yields draws of shape (m, N); each block is reduced to int32 ranks before the
+    next is drawn, so the float draws are never all held at once.
+    """
+    ranks, counts = [], None
+    for block in blocks:
+        order = np.argsort(-block, axis=1)
+        n = block.shape[1]
+        rank = np.empty(block.shape, dtype=np.int32)
+        np.put_along_axis(rank, order, np.arange(1, n + 1, dtype=np.int32)[None], axis=1)
+        ranks.append(rank)
+        if k is not None:
+            top = np.bincount(order[:, :k].ravel(), minlength=n)
+            counts = top if counts is None else counts + top
+    draws = sum(r.shape[0] for r in ranks)
+    membership = None if k is None else counts / draws
     tail = (1.0 - level) / 2.0
-    low = np.quantile(ranks, tail, axis=0, method="inverted_cdf")
-    high = np.quantile(ranks, 1.0 - tail, axis=0, method="inverted_cdf")
-    return low.astype(int), high.astype(int)
+    low, high = np.quantile(np.concatenate(ranks), [tail, 1.0 - tail], axis=0,
+                            method="inverted_cdf")
+    return membership, low.astype(int), high.astype(int)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -70,10 +70,27 @@ def topk_membership(scores, covariance, k: int, *, n_samples: int = 1500,
             f"`covariance` must have shape ({n}, {n}); got {covariance.shape}")
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= n):
         raise FairjudgeInputError(f"`k` must be an integer between 1 and n_items={n}; got {k!r}")
-    if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 1):
-        raise FairjudgeInputError(f"`n_samples` must be a positive integer; got {n_samples!r}")
+    check_n_samples(n_samples)
     if k == n:
         return np.ones(n)
-    samples = gaussian_samples(scores, covariance, n_samples, rng)
-    top = np.argpartition(-samples, k - 1, axis=1)[:, :k]
-    return np.bincount(top.ravel(), minlength=n) / n_samples
+    return membership_from_samples([gaussian_samples(scores, covariance, n_samples, rng)], k, n)
+
+
+def check_n_samples(n_samples) -> None:
+    if isinstance(n_samples, bool) or not (isinstance(n_samples, (int, np.integer))
+                                           and n_samples >= 1):
+        raise FairjudgeInputError(f"`n_samples` must be a positive integer; got {n_samples!r}")
+
+
+def membership_from_samples(blocks, k: int, n_items: int) -> np.ndarray:
+    """Share of draws in which each item is among the ``k`` largest, shape (N,).
+
+    ``blocks`` yields arrays of draws of shape (m, N); 1 <= k < N.
+    """
+    counts = np.zeros(n_items)
+    total = 0
+    for block in blocks:
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k]
+        counts += np.bincount(top.ravel(), minlength=n_items)
+        total += block.shape[0]
+    return counts / total

@@ -39,6 +39,9 @@ class ModelSpec:
         Accepts ``bias_prior_precision`` (the prior precision of the bias coefficients).
     warm_start : bool
         Accepts ``init`` (a previous fit's parameters to start from).
+    solver : bool
+        Accepts ``solver`` (``"auto"``, ``"dense"`` or ``"sparse"``: see
+        :func:`~fairjudge.models.bt_pairwise`); a model without it always fits densely.
     acquires_with : str or None
         For a post-hoc estimator, the model whose posterior chooses comparisons in an active
         loop (the residualized baseline acquires with the naive posterior and removes the
@@ -52,6 +55,7 @@ class ModelSpec:
     position: bool = False
     bias_prior: bool = False
     warm_start: bool = False
+    solver: bool = False
     acquires_with: str | None = None
 
     def __post_init__(self) -> None:

@@ -250,7 +250,8 @@ def _start(objective, comparisons, x, names, position, prior_precision, lam_b, i
 
     start = fit_penalised_bt(comparisons, x, names, np.ones(x.shape[1]), model="bias-aware",
                              position=position, prior_precision=prior_precision,
-                             bias_prior_precision=lam_b, check_graph=False).params
+                             bias_prior_precision=lam_b, check_graph=False,
+                             solver="dense").params
     return np.concatenate([start, np.zeros(objective.n_u)])
 
 

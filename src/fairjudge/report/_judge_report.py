@@ -53,7 +53,7 @@ def judge_report_html(report, *, title: str = "fairjudge report",
     curves = {j: a.consistency_by_gap for j, a in audits.items()
               if a.consistency_by_gap is not None and len(a.consistency_by_gap)}
     parts = ranking_parts(report.ranking)
-    win = report.ranking.win_probability_matrix().iloc[:MATRIX_ITEMS, :MATRIX_ITEMS]
+    win = report.ranking.win_probability_matrix(best=MATRIX_ITEMS)
     win = win.rename_axis("row beats column")
     changes = report.changes()
     moved = changes[changes["rank_change"] != 0]
@@ -93,7 +93,8 @@ def judge_report_html(report, *, title: str = "fairjudge report",
                                    for judge, a in audits.items()
                                    if a.external_validity is None
                                    and a.external_validity_note],
-        strategy=strategy, board=parts["board"], interval=parts["interval"],
+        strategy=strategy, board=parts["board"], left_out=parts["left_out"],
+        interval=parts["interval"],
         facts=parts["facts"],
         win=heat_table(win, center=0.5, low=0.0, high=1.0, digits=2) if len(win) > 1
         else None, win_items=len(win),

@@ -13,17 +13,26 @@ from fairjudge.report._tables import (
     format_share,
     split_reliability,
 )
+from fairjudge.report._text import solver_description
 
 #: Items shown in the win-probability matrix (the best ones).
 MATRIX_ITEMS = 20
+
+
+#: Most leaderboard rows an HTML page shows.
+BOARD_ROWS = 2000
 
 
 def ranking_parts(ranking) -> dict:
     """The pieces of a ranking's HTML: ``board`` (the leaderboard: rank interval, Elo with
     its interval, score and s.e. from the average item, P(top-k)), ``bias`` (the bias
     terms with intervals, or None), ``facts`` (diagnostics as name-value pairs) and
-    ``interval`` (which interval the Elo columns show)."""
+    ``interval`` (which interval the Elo columns show); ``left_out`` counts the items below
+    the first :data:`BOARD_ROWS` that the board leaves out."""
     frame = ranking.to_frame()
+    # A page of 100,000 sortable rows would not open; the leaderboard file (`--out`) has all.
+    left_out = max(len(frame) - BOARD_ROWS, 0)
+    frame = frame.iloc[:BOARD_ROWS]
     pct = int(round(ranking.level * 100))
     low, high, interval = elo_interval(ranking)
     board = pd.DataFrame({
@@ -63,7 +72,8 @@ def ranking_parts(ranking) -> dict:
               f"{d.get('first_shown_win_rate', np.nan):.3f}"),
              ("graph components", format_count(d.get("components", 1))),
              ("score variance inflation", f"{d.get('score_variance_inflation', 1.0):.2f}"),
-             ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps")]
+             ("converged", f"{d.get('converged')} in {d.get('n_iter')} Newton steps"),
+             ("solver", solver_description(d))]
     ppi = d.get("ppi")
     if ppi:
         facts.append(("prediction-powered scores (PPI++)",
@@ -89,7 +99,8 @@ def ranking_parts(ranking) -> dict:
                       f"{held['naive']['estimate']:.3f}, bias-aware "
                       f"{held['bias_aware']['estimate']:.3f} ({held['folds']}-fold "
                       f"cross-validation, {format_count(held['n_labels'])} labels)"))
-    return {"board": html_table(board), "interval": interval, "facts": facts,
+    return {"board": html_table(board), "left_out": left_out, "interval": interval,
+            "facts": facts,
             "bias": None if bias_table is None else html_table(bias_table),
             "reliability": (None if reliability_table is None
                             else html_table(reliability_table))}
@@ -101,7 +112,7 @@ def ranking_html(ranking, *, title: str = "fairjudge ranking",
     Elo with its interval, score and s.e. from the average item, P(top-k)), the bias
     estimates, the diagnostics and the win-probability matrix of the best items (values
     on hover). Item and judge names are escaped by the template."""
-    matrix = ranking.win_probability_matrix().iloc[:MATRIX_ITEMS, :MATRIX_ITEMS]
+    matrix = ranking.win_probability_matrix(best=MATRIX_ITEMS)
     matrix = matrix.rename_axis("row beats column")
     return render_html(
         "ranking.html.j2", title=title, provenance=provenance, **ranking_parts(ranking),

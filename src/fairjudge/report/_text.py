@@ -12,6 +12,16 @@ from fairjudge.report._tables import (
 )
 
 
+def solver_description(diagnostics: dict) -> str:
+    """``dense (exact posterior)`` or ``sparse (marginal variances estimated, largest
+    relative s.e. 0.05%; ...)``: which solver fitted, and what that means for the figures."""
+    if diagnostics.get("solver") != "sparse":
+        return "dense (exact posterior)"
+    error = diagnostics.get("marginal_variance_max_rel_error", float("nan"))
+    return (f"sparse (marginal variances estimated, largest relative s.e. {error:.2%}; "
+            "rank intervals and P(top-k) without residual correlations)")
+
+
 def reliability_lines(reliability, level: float) -> list:
     """Each judge's reliability ``tau`` with its interval, from the ``log_reliability`` rows
     of a bias table (none: no lines)."""
@@ -88,7 +98,7 @@ def format_ranking(ranking, *, show: int | None = None) -> str:
                  f"ties "
                  f"{format_count(d.get('ties', 0))}; graph components "
                  f"{format_count(d.get('components', 1))}; converged {d.get('converged')} "
-                 f"in {d.get('n_iter')} Newton steps")
+                 f"in {d.get('n_iter')} Newton steps; solver {solver_description(d)}")
     gate = d.get("gate")
     if gate and gate.get("role") == "check":
         lines.append(f"trusted-anchor gate (a check): the unanchored correction would be "

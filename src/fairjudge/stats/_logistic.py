@@ -181,7 +181,11 @@ def _separating_direction(Z: np.ndarray, y: np.ndarray) -> np.ndarray | None:
 
 def _objective(beta, Z, y, w, penalty, offset=0.0):
     eta = Z @ beta + offset
-    return float(np.sum(w * (y * eta - np.logaddexp(0.0, eta))) - 0.5 * np.sum(penalty * beta ** 2))
+    # log(1 + e^eta) = max(eta, 0) + log1p(e^-|eta|): stable, and several times faster than
+    # np.logaddexp on the hundreds of thousands of rows of an aggregated pair table.
+    softplus = np.log1p(np.exp(-np.abs(eta)))
+    softplus += np.maximum(eta, 0.0)
+    return float(np.dot(w, y * eta - softplus) - 0.5 * np.sum(penalty * beta ** 2))
 
 
 def _newton(Z, y, w, penalty, beta, max_iter, tol, offset=0.0):

@@ -1,0 +1,496 @@
+"""Matrix-free Newton steps and a Laplace posterior for many items (the sparse path).
+
+The Hessian of the penalised Bradley–Terry objective (:class:`PenalisedBT`) is, in blocks
+over the item scores ``theta`` (N) and the bias parameters ``b`` (B, a handful)::
+
+    H = [[A, C^T],
+         [C, D  ]],        A = L + lambda I,
+
+where ``L`` is the weighted Laplacian of the comparison graph (one edge per compared pair,
+weighted by the summed curvature of its verdicts), ``C`` the item-bias cross terms and
+``D`` the bias block. ``A`` has as many nonzeros as there are compared pairs, but a sparse
+Cholesky factor of it fills in to nearly dense on random (Arena-like) graphs, so nothing
+here factors it: every solve with ``A`` is preconditioned conjugate gradients, and the
+bias parameters are eliminated by their Schur complement ``S = D - C A^{-1} C^T`` (B x B).
+
+Two facts make the solves cheap and exact where it matters:
+
+* ``A 1_C = lambda 1_C`` exactly for the indicator ``1_C`` of every connected component
+  ``C`` of the comparison graph (a Laplacian annihilates what is constant on a
+  component), so each component's level is solved in closed form and CG runs on the
+  complement of those indicators, where ``A``'s smallest eigenvalue is ``lambda`` plus the
+  components' algebraic connectivity. The preconditioner is Jacobi (``diag(A)``) projected
+  onto that complement: on well-mixed comparison graphs the preconditioned spectrum
+  clusters near one and CG needs a few dozen iterations whatever N is; on long chains of
+  comparisons it needs many more.
+* The posterior covariance of ``theta`` is ``A^{-1} + Y S^{-1} Y^T`` with ``Y = A^{-1} C^T``
+  (N x B, already solved for the Newton step), so everything but ``diag(A^{-1})`` is exact.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg, sparse
+from scipy.sparse.csgraph import connected_components
+
+from fairjudge._util._rng import as_generator
+from fairjudge._util._warnings import ApproximationWarning, ConvergenceWarning
+
+#: Relative residual of the CG solves behind posterior quantities.
+POSTERIOR_RTOL = 1e-9
+#: Rademacher probes of the diagonal estimate (its standard error is reported per item).
+DEFAULT_PROBES = 24
+#: Relative standard error of an estimated marginal variance above which it is solved
+#: exactly instead (at most ``MAX_EXACT`` of them, the worst first).
+EXACT_ABOVE = 0.005
+MAX_EXACT = 512
+#: Relative standard error left after the exact solves above which a warning is raised.
+WARN_ABOVE = 0.02
+
+
+class LaplacianSystem:
+    """``A = L + lambda I`` of a comparison graph, applied without forming it densely.
+
+    Parameters
+    ----------
+    n_items : int
+    lo, hi : ndarray of int, shape (E,)
+        The two items of each compared (unordered) pair, ``lo < hi``, sorted by
+        ``(lo, hi)`` (as :class:`PenalisedBT` keeps them).
+    prior_precision : float
+        ``lambda`` > 0.
+
+    Only the strict upper triangle is stored (a CSR matrix ``U`` of the edge weights, built
+    once without sorting because the edges come sorted); ``A x = diag(A) x - U x - U^T x``.
+    :meth:`set_weights` rewrites the values in place at every Newton step.
+    """
+
+    def __init__(self, n_items: int, lo: np.ndarray, hi: np.ndarray, prior_precision: float):
+        self.n_items = int(n_items)
+        self.prior_precision = float(prior_precision)
+        self.lo, self.hi = lo, hi
+        index = np.int32 if max(lo.size, self.n_items) < np.iinfo(np.int32).max else np.int64
+        indptr = np.zeros(self.n_items + 1, dtype=index)
+        np.cumsum(np.bincount(lo, minlength=self.n_items), out=indptr[1:])
+        self.upper = sparse.csr_array((np.zeros(lo.size), hi.astype(index), indptr),
+                                      shape=(self.n_items, self.n_items))
+        self.link = self.upper.data
+        self.diagonal = np.full(self.n_items, self.prior_precision)
+        n_components, self.component = connected_components(self.upper, directed=False)
+        self.component_size = np.bincount(self.component, minlength=n_components)
+        self._indicator = (None if n_components == 1 else sparse.csr_array(
+            (np.ones(self.n_items), (np.arange(self.n_items), self.component)),
+            shape=(self.n_items, n_components)))
+
+    def component_means(self, x: np.ndarray) -> np.ndarray:
+        """Mean of each column of ``x`` (N, m) over each connected component, (C, m)."""
+        if self._indicator is None:
+            return x.mean(axis=0, keepdims=True)
+        return (self._indicator.T @ x) / self.component_size[:, None]
+
+    def centre(self, x: np.ndarray) -> np.ndarray:
+        """``P x``, in place: each column minus its mean over each item's component."""
+        x -= self.component_means(x)[self.component]
+        return x
+
+    def set_weights(self, link: np.ndarray) -> None:
+        """Edge weights ``link`` (shape (E,), the curvature summed over each pair)."""
+        self.link[:] = link
+        self.diagonal = (np.bincount(self.lo, link, self.n_items)
+                         + np.bincount(self.hi, link, self.n_items) + self.prior_precision)
+
+    def adjacency_product(self, x: np.ndarray) -> np.ndarray:
+        """``W x`` with ``W = diag(A) - A`` the weighted adjacency; x (N, m)."""
+        return self.upper @ x + self.upper.T @ x
+
+    def product(self, x: np.ndarray) -> np.ndarray:
+        """``A x``; x (N, m)."""
+        return self.diagonal[:, None] * x - self.adjacency_product(x)
+
+    def copy(self) -> "LaplacianSystem":
+        """A snapshot whose values later :meth:`set_weights` calls do not change."""
+        other = object.__new__(LaplacianSystem)
+        other.__dict__.update(self.__dict__)
+        other.upper = self.upper.copy()
+        other.link = other.upper.data
+        other.diagonal = self.diagonal.copy()
+        return other
+
+    def solve(self, rhs: np.ndarray, *, rtol=POSTERIOR_RTOL, x0: np.ndarray | None = None,
+              max_iter: int | None = None) -> tuple[np.ndarray, "SolveReport"]:
+        """``A^{-1} rhs`` for one or several right-hand sides, by projected Jacobi-PCG.
+
+        Parameters
+        ----------
+        rhs : ndarray, shape (N,) or (N, m)
+        rtol : float or array of shape (m,)
+            Stop a column when ``||residual|| <= rtol * ||P rhs||`` (``P`` removes each
+            component's mean; that part is solved exactly).
+        x0 : ndarray, shape like ``rhs``, optional
+            Warm start.
+        max_iter : int, optional
+            Default ``max(500, 20 sqrt(N))``.
+
+        Returns
+        -------
+        (solution with the shape of ``rhs``, SolveReport)
+        """
+        vector = rhs.ndim == 1
+        b = np.array(rhs, dtype=float, ndmin=2, copy=True)
+        if vector:
+            b = b.T
+        m = b.shape[1]
+        level = self.component_means(b)
+        b -= level[self.component]                        # P rhs, off the component levels
+        rtol = np.broadcast_to(np.asarray(rtol, dtype=float), (m,))
+        x = np.zeros_like(b) if x0 is None else np.array(x0, dtype=float, ndmin=2)
+        if vector and x0 is not None:
+            x = x.T
+        self.centre(x)
+        inverse_diagonal = 1.0 / self.diagonal
+        r = self.centre(b - self.product(x))
+        target = rtol * np.linalg.norm(b, axis=0)
+        z = self.centre(r * inverse_diagonal[:, None])
+        p = z.copy()
+        rz = np.einsum("ij,ij->j", r, z)
+        active = np.linalg.norm(r, axis=0) > target
+        max_iter = max_iter or int(max(500, 20 * np.sqrt(self.n_items)))
+        iterations = 0
+        while active.any() and iterations < max_iter:
+            iterations += 1
+            cols = np.flatnonzero(active)
+            pc = p[:, cols]
+            ap = self.centre(self.product(pc))
+            alpha = rz[cols] / np.einsum("ij,ij->j", pc, ap)
+            x[:, cols] += pc * alpha
+            rc = r[:, cols] - ap * alpha
+            r[:, cols] = rc
+            zc = self.centre(rc * inverse_diagonal[:, None])
+            rz_new = np.einsum("ij,ij->j", rc, zc)
+            p[:, cols] = zc + pc * (rz_new / rz[cols])
+            rz[cols] = rz_new
+            active[cols] = np.linalg.norm(rc, axis=0) > target[cols]
+        x += level[self.component] / self.prior_precision  # A^{-1} 1_C = 1_C / lambda
+        report = SolveReport(iterations, int(active.sum()), m)
+        return (x[:, 0] if vector else x), report
+
+
+@dataclass(frozen=True)
+class SolveReport:
+    """CG iterations of one (block) solve and how many columns missed their tolerance."""
+
+    iterations: int
+    not_converged: int
+    columns: int
+
+
+def warn_unconverged(report: SolveReport, what: str) -> None:
+    if report.not_converged:
+        warnings.warn(f"conjugate gradients did not reach the tolerance for {what} in "
+                      f"{report.iterations} iterations ({report.not_converged} of "
+                      f"{report.columns} right-hand sides); the comparison graph is poorly "
+                      "connected (long chains of comparisons)", ConvergenceWarning,
+                      stacklevel=3)
+
+
+class SchurNewtonStep:
+    """Newton steps ``H^{-1} g`` by eliminating the bias block (B + 1 CG solves per step).
+
+    ``s_b = S^{-1} (g_b - C A^{-1} g_theta)`` and ``s_theta = A^{-1} (g_theta - C^T s_b)``
+    with ``S = D - C A^{-1} C^T``; ``Y = A^{-1} C^T`` is warm-started from the previous step,
+    where it changes little.
+    """
+
+    def __init__(self, system: LaplacianSystem):
+        self.system = system
+        self.cross_solution = None      # Y = A^{-1} C^T, (N, B)
+        self.schur = None               # S, (B, B)
+        self.cg_iterations = 0
+
+    def __call__(self, derivatives, *, gradient_rtol: float) -> np.ndarray:
+        n = self.system.n_items
+        self.system.set_weights(derivatives.link)
+        grad, cross = derivatives.grad, derivatives.cross
+        n_bias = cross.shape[0]
+        rhs = np.empty((n, 1 + n_bias))
+        rhs[:, 0] = grad[:n]
+        rhs[:, 1:] = cross.T
+        x0 = None
+        if self.cross_solution is not None:
+            x0 = np.column_stack([np.zeros(n), self.cross_solution])
+        rtol = np.r_[gradient_rtol, np.full(n_bias, POSTERIOR_RTOL)]
+        solution, report = self.system.solve(rhs, rtol=rtol, x0=x0)
+        warn_unconverged(report, "a Newton step")
+        self.cg_iterations += report.iterations
+        y_grad, self.cross_solution = solution[:, 0], solution[:, 1:]
+        step = np.empty_like(grad)
+        if n_bias == 0:
+            step[:] = y_grad
+            self.schur = np.zeros((0, 0))
+            return step
+        schur = derivatives.block - cross @ self.cross_solution
+        self.schur = 0.5 * (schur + schur.T)
+        step[n:] = linalg.solve(self.schur, grad[n:] - cross @ y_grad, assume_a="pos")
+        step[:n] = y_grad - self.cross_solution @ step[n:]
+        return step
+
+    def posterior(self, *, n_probes: int = DEFAULT_PROBES, rng=0) -> "SparsePosterior":
+        """The Laplace posterior at the point of the last step."""
+        n_bias = self.schur.shape[0]
+        schur_inverse = (linalg.inv(self.schur) if n_bias else np.zeros((0, 0)))
+        return SparsePosterior(self.system.copy(), self.cross_solution,
+                               0.5 * (schur_inverse + schur_inverse.T), n_probes=n_probes,
+                               seed=rng)
+
+
+@dataclass
+class SparsePosterior:
+    """Laplace posterior ``N(mode, H^{-1})`` of a fit too large for an N x N covariance.
+
+    Parameters
+    ----------
+    system : LaplacianSystem
+        ``A`` at the mode.
+    cross_solution : ndarray, shape (N, B)
+        ``Y = A^{-1} C^T``.
+    schur_inverse : ndarray, shape (B, B)
+        ``S^{-1}``: exactly the posterior covariance of the bias parameters.
+    n_probes : int
+        Rademacher probes of the estimate of ``diag(A^{-1})``.
+    seed : int or Generator
+        Randomness of the probes (a fixed seed makes the estimate reproducible).
+    max_exact : int
+        Most items whose ``diag(A^{-1})`` entry is solved exactly when the probe estimate is
+        not precise enough (see below).
+
+    Exact (to the CG tolerance, relative residual 1e-9): the bias covariance, the covariance
+    of ``theta`` with the bias parameters, every contrast variance
+    ``var(theta_i - theta_j)`` (:meth:`contrast_variance`, one CG solve per contrast) and
+    the row sums of the covariance. Estimated: ``diag(A^{-1})``, hence the marginal
+    variances (:meth:`marginal_variances`), with the standard error of each item's estimate
+    (:meth:`marginal_variance_errors`).
+
+    The diagonal estimate. With ``P`` the projection that removes each connected
+    component's mean, ``A^{-1} = sum_C 1_C 1_C^T / (|C| lambda) + T`` where
+    ``T = P A^{-1} P``. ``diag(T)`` is split into ``diag(P M P)``, computed exactly for the
+    three-term Neumann approximation ``M = D^{-1} + D^{-1} W D^{-1} + (D^{-1} W)^2 D^{-1}``
+    of ``A^{-1}`` (``D = diag(A)``, ``W = D - A``), and ``diag(T - P M P)``, estimated by
+    Hutchinson's method with ``n_probes`` centred Rademacher probes, each one CG solve (the
+    diagonal estimator of Bekas, Kokiopoulou & Saad 2007, with the Neumann part as a
+    control variate). Before clipping at zero the estimate is unbiased (``R = T - P M P``
+    satisfies ``R P = R``, so centring the probes does not bias it); its variance is about
+    ``sum_{j != i} R_ij^2 / n_probes``: ``R`` holds only the Neumann series' terms from the
+    third order on, small when every item has many opponents spread over the graph. The
+    per-item standard error is the probes' sample standard deviation over
+    ``sqrt(n_probes)``. Where the graph is not well mixed (a chain, a clique of items
+    compared mostly among themselves) that error is large, so the entries whose relative
+    error exceeds :data:`EXACT_ABOVE` are solved exactly instead, one CG solve each, the
+    worst ``max_exact`` first; an exact entry's error is 0. If some entry still exceeds
+    :data:`WARN_ABOVE`, :meth:`marginal_variances` warns (:class:`ApproximationWarning`).
+    """
+
+    system: LaplacianSystem
+    cross_solution: np.ndarray
+    schur_inverse: np.ndarray
+    n_probes: int = DEFAULT_PROBES
+    seed: object = 0
+    max_exact: int = MAX_EXACT
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_items(self) -> int:
+        return self.system.n_items
+
+    def _level_variance(self) -> np.ndarray:
+        """``1 / (|C| lambda)`` of each item's component ``C``, (N,)."""
+        system = self.system
+        return 1.0 / (system.component_size[system.component] * system.prior_precision)
+
+    # -- exact pieces -----------------------------------------------------------------------
+    def _bias_part(self) -> np.ndarray:
+        """``Y S^{-1}``, shape (N, B)."""
+        if "bias_part" not in self._cache:
+            self._cache["bias_part"] = self.cross_solution @ self.schur_inverse
+        return self._cache["bias_part"]
+
+    def bias_covariance(self) -> np.ndarray:
+        """Posterior covariance of the bias parameters, (B, B) (exact)."""
+        return self.schur_inverse
+
+    def theta_bias_covariance(self) -> np.ndarray:
+        """``cov(theta, b) = -Y S^{-1}``, shape (N, B) (exact)."""
+        return -self._bias_part()
+
+    def row_sums(self) -> np.ndarray:
+        """``Sigma 1``: each score's covariance with the sum of all scores, (N,) (exact)."""
+        part = self._bias_part()
+        return 1.0 / self.system.prior_precision + part @ self.cross_solution.sum(axis=0)
+
+    def contrast_variance(self, i, j) -> np.ndarray:
+        """``var(theta_i - theta_j)`` for index arrays ``i``, ``j`` (shape (K,), validated by
+        the caller); exact up to the CG tolerance (one solve per contrast, together)."""
+        n, k = self.n_items, np.arange(i.size)
+        rhs = np.zeros((n, i.size))
+        rhs[i, k] += 1.0
+        rhs[j, k] -= 1.0
+        solution, report = self.system.solve(rhs)
+        warn_unconverged(report, "contrast variances")
+        laplacian = solution[i, k] - solution[j, k]
+        dy = self.cross_solution[i] - self.cross_solution[j]
+        bias = np.einsum("kb,bc,kc->k", dy, self.schur_inverse, dy)
+        return np.clip(laplacian + bias, 0.0, None)
+
+    # -- the estimated diagonal -----------------------------------------------------------
+    def _neumann(self, z: np.ndarray) -> np.ndarray:
+        """``M z`` for the three-term Neumann approximation of ``A^{-1}``; z (N, m)."""
+        inverse_diagonal = 1.0 / self.system.diagonal[:, None]
+
+        def step(v):
+            return self.system.adjacency_product(v) * inverse_diagonal
+
+        u = z * inverse_diagonal
+        v = step(u)
+        return u + v + step(v)
+
+    def _exact_diagonal(self, items: np.ndarray) -> np.ndarray:
+        """``T_ii`` for the items ``items`` (K,), one CG solve each."""
+        system = self.system
+        unit = np.zeros((self.n_items, items.size))
+        unit[items, np.arange(items.size)] = 1.0
+        system.centre(unit)                               # P e_i
+        solved, report = system.solve(unit)
+        warn_unconverged(report, "exact marginal variances")
+        return np.einsum("nk,nk->k", unit, solved)         # e_i' P A^{-1} P e_i
+
+    def _centred_laplacian_diagonal(self) -> tuple[np.ndarray, np.ndarray]:
+        """``diag(T)`` and the standard error of each entry, both (N,)."""
+        if "centred_diagonal" in self._cache:
+            return self._cache["centred_diagonal"]
+        system, n = self.system, self.n_items
+        d, link = system.diagonal, system.link
+        second = (np.bincount(system.lo, link * link / d[system.hi], n)
+                  + np.bincount(system.hi, link * link / d[system.lo], n)) / (d * d)
+        # M is block diagonal by component, so (M 1_C)_i = (M 1)_i for i in C.
+        neumann_row = self._neumann(np.ones((n, 1)))
+        size = system.component_size[system.component]
+        exact = (1.0 / d + second - 2.0 * neumann_row[:, 0] / size
+                 + system.component_means(neumann_row)[system.component, 0] / size)
+        estimate, error = exact, np.zeros(n)
+        if self.n_probes:
+            rng = as_generator(self.seed)
+            probes = system.centre(rng.choice(np.array([-1.0, 1.0]), size=(n, self.n_probes)))
+            solved, report = system.solve(probes)
+            warn_unconverged(report, "the marginal variances")
+            terms = probes * system.centre(solved - self._neumann(probes))
+            estimate = exact + terms.mean(axis=1)
+            if self.n_probes > 1:
+                error = terms.std(axis=1, ddof=1) / np.sqrt(self.n_probes)
+        estimate = np.clip(estimate, 0.0, None)
+        relative = error / np.maximum(estimate + self._level_variance(), 1e-300)
+        worst = np.argsort(-relative)[:self.max_exact]
+        worst = worst[relative[worst] > EXACT_ABOVE]
+        if worst.size:
+            estimate[worst] = np.clip(self._exact_diagonal(worst), 0.0, None)
+            error[worst] = 0.0
+        self._cache["centred_diagonal"] = (estimate, error)
+        return self._cache["centred_diagonal"]
+
+    def marginal_variances(self) -> np.ndarray:
+        """``var(theta_i)``, shape (N,): estimated ``diag(A^{-1})`` plus the exact bias part."""
+        diagonal, error = self._centred_laplacian_diagonal()
+        bias = np.einsum("nb,nb->n", self._bias_part(), self.cross_solution)
+        variance = diagonal + self._level_variance() + bias
+        if "warned" not in self._cache:
+            self._cache["warned"] = True
+            relative = float(np.max(error / variance))
+            if relative > WARN_ABOVE:
+                warnings.warn(
+                    f"the sparse solver's marginal variances carry a relative standard error "
+                    f"up to {relative:.1%} on this comparison graph (not well mixed: chains "
+                    f"or clusters of items compared mostly among themselves) after solving "
+                    f"{self.max_exact} entries exactly; fit with solver='dense' for exact "
+                    "ones", ApproximationWarning, stacklevel=3)
+        return variance
+
+    def marginal_variance_errors(self) -> np.ndarray:
+        """Standard error of each :meth:`marginal_variances` entry (Monte-Carlo), (N,)."""
+        return self._centred_laplacian_diagonal()[1]
+
+    def centred_variances(self) -> np.ndarray:
+        """``var(theta_i - mean(theta))``, shape (N,) (same estimate; the level cancels)."""
+        n = self.n_items
+        rows = self.row_sums()
+        return np.clip(self.marginal_variances() - 2.0 * rows / n + rows.mean() / n, 0.0, None)
+
+    def conditional_centred_variances(self) -> np.ndarray:
+        """``var(theta_i - mean(theta))`` were the bias parameters known, (N,)."""
+        n = self.n_items
+        diagonal = self._centred_laplacian_diagonal()[0] + self._level_variance()
+        rows = 1.0 / self.system.prior_precision
+        return np.clip(diagonal - 2.0 * rows / n + rows / n, 0.0, None)
+
+    def covariance_block(self, index, *, exact: bool | None = None) -> np.ndarray:
+        """Posterior covariance of the scores of the items ``index`` (shape (K,)), (K, K).
+
+        ``exact=True`` solves ``T``'s columns of ``index`` (K CG solves); ``False`` keeps
+        only ``T``'s diagonal, as :meth:`samples` does. The bias and level parts are exact
+        either way. Default: exact when the K solves cost at most about as much as 10^8
+        edge visits.
+        """
+        index = np.asarray(index, dtype=np.int64)
+        system = self.system
+        if exact is None:
+            exact = index.size * max(system.link.size, 1) <= 1e8
+        rows = self.cross_solution[index]
+        block = rows @ self.schur_inverse @ rows.T
+        component = system.component[index]
+        same = component[:, None] == component[None, :]
+        block += np.where(same, self._level_variance()[index][:, None], 0.0)
+        if exact:
+            unit = np.zeros((self.n_items, index.size))
+            unit[index, np.arange(index.size)] = 1.0
+            system.centre(unit)
+            solved, report = system.solve(unit)
+            warn_unconverged(report, "a covariance block")
+            block += unit.T @ solved
+        else:
+            block[np.diag_indices(index.size)] += self._centred_laplacian_diagonal()[0][index]
+        return 0.5 * (block + block.T)
+
+    # -- samples -----------------------------------------------------------------------------
+    def samples(self, mean: np.ndarray, n_samples: int, rng, *, chunk: int | None = None):
+        """Approximate posterior draws, yielded in blocks of shape (m, N).
+
+        Each draw is ``mean + sqrt(diag T) * xi + Y L zeta + sum_C sqrt(1 / (|C| lambda))
+        nu_C 1_C`` (``L L^T = S^{-1}``; ``xi``, ``zeta``, ``nu`` standard normal). Its
+        covariance is ``diag(T) + Y S^{-1} Y^T + sum_C 1_C 1_C^T / (|C| lambda)``: the exact
+        posterior except that ``T`` (the centred part of ``A^{-1}``) is replaced by its
+        diagonal. So every marginal variance is the posterior's, the uncertainty of the
+        bias terms and of each component's level move its items together as they should,
+        and only the residual correlations between the scores of items compared with each
+        other are dropped (of order one over an item's number of opponents on a well-mixed
+        graph). Top-k membership and rank intervals computed from these draws carry that
+        approximation; :func:`fairjudge.models.topk_membership` on a dense covariance is
+        exact.
+        """
+        generator = as_generator(rng)
+        n = self.n_items
+        system = self.system
+        spread = np.sqrt(self._centred_laplacian_diagonal()[0])
+        factor = (linalg.cholesky(self.schur_inverse, lower=True)
+                  if self.schur_inverse.size else np.zeros((0, 0)))
+        shared = self.cross_solution @ factor
+        level = np.sqrt(1.0 / (system.component_size * system.prior_precision))
+        chunk = chunk or max(1, min(n_samples, (1 << 23) // max(n, 1)))
+        for start in range(0, n_samples, chunk):
+            m = min(chunk, n_samples - start)
+            block = generator.standard_normal((m, n))
+            block *= spread
+            block += mean
+            if shared.size:
+                block += generator.standard_normal((m, shared.shape[1])) @ shared.T
+            block += (generator.standard_normal((m, level.size)) * level)[:, system.component]
+            yield block

@@ -1,0 +1,235 @@
+"""The matrix-free (sparse) solver against the dense one where both run."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairjudge
+from fairjudge._util._warnings import FairjudgeInputError
+from fairjudge.data import Comparisons
+from fairjudge.models import bias_aware_bt, bt_pairwise, hierarchical_bias_aware_bt
+from fairjudge.models import _bt as bt_module
+from fairjudge.models import _sparse
+from fairjudge.models._sparse import LaplacianSystem
+
+
+def simulated(n_items=400, n_verdicts=20000, n_judges=2, seed=0, per_verdict=False):
+    """Random pairs, a length-like item covariate, a per-judge position bias."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_items)
+    x = rng.normal(size=n_items)
+    a = rng.integers(0, n_items, n_verdicts)
+    b = (a + rng.integers(1, n_items, n_verdicts)) % n_items
+    judge = rng.integers(0, n_judges, n_verdicts)
+    kappa = np.linspace(-0.4, 0.4, n_judges)
+    logit = theta[a] - theta[b] + 0.5 * (x[a] - x[b]) + kappa[judge]
+    diff, names = None, ()
+    if per_verdict:
+        diff = rng.normal(size=n_verdicts)
+        logit = logit + 0.3 * diff
+        names = ("style",)
+    draw = rng.random(n_verdicts)
+    outcome = np.where(draw < 0.05, 0.5, (draw < 1 / (1 + np.exp(-logit))).astype(float))
+    comparisons = Comparisons(a, b, outcome, np.ones(n_verdicts), judge,
+                              tuple(f"i{i}" for i in range(n_items)),
+                              tuple(f"j{j}" for j in range(n_judges)), diff, names)
+    return comparisons, x
+
+
+@pytest.mark.parametrize("per_verdict", [False, True])
+def test_sparse_fit_matches_the_dense_fit(per_verdict):
+    comparisons, x = simulated(per_verdict=per_verdict)
+    dense = bias_aware_bt(comparisons, x, covariate_names=["len"], solver="dense")
+    sparse = bias_aware_bt(comparisons, x, covariate_names=["len"], solver="sparse")
+    assert dense.solver == "dense" and sparse.solver == "sparse"
+    assert sparse.covariance is None
+    np.testing.assert_allclose(sparse.scores, dense.scores, atol=1e-6, rtol=0)
+    for d, s in zip(dense.bias, sparse.bias):
+        assert (d.name, d.judge) == (s.name, s.judge)
+        assert s.estimate == pytest.approx(d.estimate, abs=1e-6)
+        assert s.std_error == pytest.approx(d.std_error, rel=1e-6)
+    np.testing.assert_allclose(sparse.bias_covariance(), dense.bias_covariance(), rtol=1e-6,
+                               atol=1e-12)
+    # Contrast variances are exact up to the CG tolerance.
+    i, j = np.array([0, 3, 17, 250]), np.array([1, 99, 5, 399])
+    np.testing.assert_allclose(sparse.contrast_variance(i, j), dense.contrast_variance(i, j),
+                               rtol=1e-6)
+    # Marginal variances are estimated: within 2% (the goal), and within a few of their
+    # own stated standard errors.
+    exact = dense.marginal_variances()
+    estimate = sparse.marginal_variances()
+    assert np.max(np.abs(estimate / exact - 1)) < 0.02
+    stated = sparse.posterior.marginal_variance_errors()
+    assert np.all(np.abs(estimate - exact) <= 6 * stated + 1e-3 * exact)
+    np.testing.assert_allclose(sparse.centred_variances(), dense.centred_variances(), rtol=0.02)
+    np.testing.assert_allclose(sparse.variance_inflation(), dense.variance_inflation(),
+                               rtol=0.02)
+
+
+def test_sparse_naive_and_hierarchical_fits_match_dense():
+    comparisons, x = simulated(n_items=300, n_verdicts=12000, seed=3)
+    for fit in (bt_pairwise, lambda c, **kw: hierarchical_bias_aware_bt(c, x, **kw)):
+        dense, sparse = fit(comparisons, solver="dense"), fit(comparisons, solver="sparse")
+        np.testing.assert_allclose(sparse.scores, dense.scores, atol=1e-6, rtol=0)
+        np.testing.assert_allclose(sparse.bias_prior_precision, dense.bias_prior_precision,
+                                   rtol=1e-5)
+
+
+def test_disconnected_graph_levels_come_from_the_prior_on_both_solvers():
+    comparisons, _ = simulated(n_items=200, n_verdicts=6000, n_judges=1, seed=5)
+    keep = (comparisons.first < 100) == (comparisons.second < 100)   # two islands
+    split = Comparisons(comparisons.first[keep], comparisons.second[keep],
+                        comparisons.first_score[keep], comparisons.weight[keep],
+                        comparisons.judge[keep], comparisons.item_ids, comparisons.judges)
+    with pytest.warns(fairjudge.ComparisonGraphWarning):
+        dense = bias_aware_bt(split, solver="dense")
+    with pytest.warns(fairjudge.ComparisonGraphWarning):
+        sparse = bias_aware_bt(split, solver="sparse")
+    np.testing.assert_allclose(sparse.scores, dense.scores, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(sparse.contrast_variance([0], [150]),
+                               dense.contrast_variance([0], [150]), rtol=1e-6)
+
+
+def test_laplacian_solve_against_a_dense_solve():
+    rng = np.random.default_rng(1)
+    n = 60
+    lo, hi = np.triu_indices(n, 1)
+    keep = rng.random(lo.size) < 0.2
+    lo, hi = lo[keep], hi[keep]
+    link = rng.uniform(0.1, 2.0, lo.size)
+    system = LaplacianSystem(n, lo, hi, prior_precision=0.7)
+    system.set_weights(link)
+    dense = np.zeros((n, n))
+    dense[lo, hi] = dense[hi, lo] = -link
+    dense[np.arange(n), np.arange(n)] = -dense.sum(axis=1) + 0.7
+    rhs = rng.normal(size=(n, 3)) + 5.0            # a nonzero mean: the level is exact too
+    solution, report = system.solve(rhs, rtol=1e-12)
+    assert report.not_converged == 0
+    np.testing.assert_allclose(solution, np.linalg.solve(dense, rhs), rtol=1e-8, atol=1e-10)
+    vector, _ = system.solve(rhs[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(vector, solution[:, 0], rtol=1e-10)
+
+
+def test_sparse_draws_carry_the_posterior_marginal_variances():
+    comparisons, x = simulated(n_items=200, n_verdicts=8000, seed=7)
+    sparse = bias_aware_bt(comparisons, x, covariate_names=["len"], solver="sparse")
+    draws = np.concatenate(list(sparse.posterior_samples(20000, rng=0)))
+    variance = sparse.marginal_variances()
+    # The sample variance of 20000 normal draws has relative sd sqrt(2 / 19999) = 1%.
+    np.testing.assert_allclose(draws.var(axis=0), variance, rtol=0.06)
+    np.testing.assert_allclose(draws.mean(axis=0), sparse.scores,
+                               atol=6 * np.sqrt(variance.max() / 20000))
+
+
+def test_sparse_membership_matches_exact_membership_within_monte_carlo_error():
+    comparisons, x = simulated(n_items=300, n_verdicts=6000, seed=11)
+    dense = bias_aware_bt(comparisons, x, covariate_names=["len"], solver="dense")
+    sparse = bias_aware_bt(comparisons, x, covariate_names=["len"], solver="sparse")
+    for k in (1, 10, 50):
+        exact = dense.topk_membership(k, n_samples=8000, rng=1)
+        again = dense.topk_membership(k, n_samples=8000, rng=3)
+        approx = sparse.topk_membership(k, n_samples=8000, rng=2)
+        assert approx.sum() == pytest.approx(k)
+        # The approximation (residual correlations dropped) is within the Monte-Carlo noise
+        # of 8000 draws: its largest error is of the size of two exact runs' largest
+        # difference (each entry's sd <= 0.5 / sqrt(8000) = 0.0056).
+        noise = np.max(np.abs(again - exact))
+        assert np.max(np.abs(approx - exact)) <= 1.5 * noise + 0.01
+
+
+def test_rank_picks_the_solver_by_size_and_reports_it(monkeypatch):
+    comparisons, x = simulated(n_items=150, n_verdicts=6000, seed=2)
+    ids = np.array(comparisons.item_ids)
+    verdicts = pd.DataFrame({
+        "item_a": ids[comparisons.first], "item_b": ids[comparisons.second],
+        "winner": np.select([comparisons.first_score == 1, comparisons.first_score == 0],
+                            ["a", "b"], "tie"),
+        "judge": np.array(comparisons.judges)[comparisons.judge]})
+    items = pd.DataFrame({"id": ids, "length": x})
+    dense = fairjudge.rank(verdicts, items, k=5, covariates=["length"], n_samples=400)
+    forced = fairjudge.rank(verdicts, items, k=5, covariates=["length"], n_samples=400,
+                            solver="sparse")
+    assert forced.diagnostics["solver"] == "sparse"
+    monkeypatch.setattr(bt_module, "SPARSE_MIN_ITEMS", 100)
+    sparse = fairjudge.rank(verdicts, items, k=5, covariates=["length"], n_samples=400)
+    assert dense.diagnostics["solver"] == "dense"
+    assert sparse.diagnostics["solver"] == "sparse"
+    assert 0 < sparse.diagnostics["marginal_variance_max_rel_error"] < 0.02
+    a, b = dense.to_frame(), sparse.to_frame().loc[dense.to_frame().index]
+    np.testing.assert_allclose(b["score"], a["score"], atol=1e-6)
+    np.testing.assert_allclose(b["std_error_vs_mean"], a["std_error_vs_mean"], rtol=0.02)
+    d = sparse.difference("i0", "i1")
+    e = dense.difference("i0", "i1")
+    assert (d.ci_low, d.ci_high) == pytest.approx((e.ci_low, e.ci_high), rel=1e-6)
+    assert b["rank_low"].between(1, 150).all() and b["rank_high"].between(1, 150).all()
+    assert (b["rank_low"] <= b["rank_high"]).all()
+    pd.testing.assert_frame_equal(forced.to_frame(), sparse.to_frame())
+
+
+def test_rank_command_takes_the_solver(tmp_path, capsys):
+    import json
+
+    from fairjudge._cli import main
+
+    comparisons, _ = simulated(n_items=60, n_verdicts=2000, n_judges=1, seed=8)
+    ids = np.array(comparisons.item_ids)
+    path = tmp_path / "v.csv"
+    pd.DataFrame({"item_a": ids[comparisons.first], "item_b": ids[comparisons.second],
+                  "winner": np.where(comparisons.first_score == 0, "b", "a")}).to_csv(path)
+    capsys.readouterr()
+    assert main(["rank", str(path), "--solver", "sparse", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["diagnostics"]["solver"] == "sparse"
+
+
+def chain(n_items=120, per_link=15, seed=0):
+    """Items compared only with their neighbours: the worst graph for the probe estimate."""
+    rng = np.random.default_rng(seed)
+    a = np.repeat(np.arange(n_items - 1), per_link)
+    theta = np.cumsum(rng.normal(0, 0.2, n_items))
+    outcome = (rng.random(a.size) < 1 / (1 + np.exp(-(theta[a] - theta[a + 1])))).astype(float)
+    return Comparisons(a, a + 1, outcome, np.ones(a.size), np.zeros(a.size, np.int64),
+                       tuple(f"i{i}" for i in range(n_items)), ("j",))
+
+
+def test_imprecise_probe_estimates_are_solved_exactly_and_otherwise_warned():
+    comparisons = chain()
+    dense = bias_aware_bt(comparisons, solver="dense")
+    sparse = bias_aware_bt(comparisons, solver="sparse")
+    # Every entry misses the probe target on a chain, and 120 < MAX_EXACT: all exact.
+    np.testing.assert_allclose(sparse.marginal_variances(), dense.marginal_variances(),
+                               rtol=1e-6)
+    assert np.all(sparse.posterior.marginal_variance_errors() == 0)
+    capped = bias_aware_bt(comparisons, solver="sparse")
+    capped.posterior.max_exact = 0
+    with pytest.warns(fairjudge.ApproximationWarning, match="solver='dense'"):
+        capped.marginal_variances()
+
+
+def test_unconverged_conjugate_gradients_warn():
+    comparisons = chain(n_items=200, per_link=2)
+    sparse = bias_aware_bt(comparisons, solver="sparse")
+    rhs = np.zeros(200)
+    rhs[0], rhs[-1] = 1.0, -1.0
+    _, report = sparse.posterior.system.solve(rhs, max_iter=2)
+    assert report.not_converged == 1
+    with pytest.warns(fairjudge.ConvergenceWarning, match="poorly connected"):
+        _sparse.warn_unconverged(report, "a test")
+
+
+def test_contrast_indices_are_checked_on_both_solvers():
+    comparisons, x = simulated(n_items=100, n_verdicts=3000, seed=4)
+    for solver in ("dense", "sparse"):
+        fit = bias_aware_bt(comparisons, solver=solver)
+        for i, j in (([0, 1], [2]), ([-1], [3]), ([0], [100]), ([0.5], [1])):
+            with pytest.raises(FairjudgeInputError, match="contrast indices"):
+                fit.contrast_variance(i, j)
+
+
+def test_full_covariance_consumers_name_the_sparse_solver():
+    comparisons, x = simulated(n_items=100, n_verdicts=3000, seed=4)
+    sparse = bias_aware_bt(comparisons, x, covariate_names=["len"], solver="sparse")
+    with pytest.raises(FairjudgeInputError, match="sparse solver"):
+        sparse.dense_covariance("the test")
+    with pytest.raises(FairjudgeInputError, match="`solver` must be one of"):
+        bias_aware_bt(comparisons, solver="cholmod")
