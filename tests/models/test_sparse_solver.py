@@ -233,3 +233,16 @@ def test_full_covariance_consumers_name_the_sparse_solver():
         sparse.dense_covariance("the test")
     with pytest.raises(FairjudgeInputError, match="`solver` must be one of"):
         bias_aware_bt(comparisons, solver="cholmod")
+
+
+@pytest.mark.parametrize("draws", [1, 37, 400, 1500])
+def test_rank_intervals_and_membership_from_one_set_of_draws(draws):
+    from fairjudge.models._leaderboard import posterior_rank_summaries
+
+    samples = np.random.default_rng(draws).normal(size=(draws, 40))
+    blocks = [samples[: draws // 2], samples[draws // 2:]] if draws > 1 else [samples]
+    membership, low, high = posterior_rank_summaries(blocks, 5, level=0.9)
+    ranks = (-samples).argsort(axis=1).argsort(axis=1) + 1
+    np.testing.assert_array_equal(low, np.quantile(ranks, 0.05, axis=0, method="inverted_cdf"))
+    np.testing.assert_array_equal(high, np.quantile(ranks, 0.95, axis=0, method="inverted_cdf"))
+    np.testing.assert_allclose(membership, (ranks <= 5).mean(axis=0))

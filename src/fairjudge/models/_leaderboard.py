@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import warnings
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -71,21 +74,46 @@ def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
     next is drawn, so the float draws are never all held at once.
     """
     ranks, counts = [], None
-    for block in blocks:
-        order = np.argsort(-block, axis=1)
-        n = block.shape[1]
-        rank = np.empty(block.shape, dtype=np.int32)
-        np.put_along_axis(rank, order, np.arange(1, n + 1, dtype=np.int32)[None], axis=1)
+
+    def collect(result):
+        nonlocal counts
+        rank, top = result
         ranks.append(rank)
-        if k is not None:
-            top = np.bincount(order[:, :k].ravel(), minlength=n)
+        if top is not None:
             counts = top if counts is None else counts + top
-    draws = sum(r.shape[0] for r in ranks)
+
+    # numpy sorts without the GIL: blocks are ranked on every core, a few at a time so
+    # that the float draws are not all held at once.
+    workers = min(os.cpu_count() or 1, 4)
+    with ThreadPoolExecutor(workers) as pool:
+        pending = deque()
+        for block in blocks:
+            pending.append(pool.submit(_rank_block, block, k))
+            if len(pending) > 2 * workers:
+                collect(pending.popleft().result())
+        while pending:
+            collect(pending.popleft().result())
+    ranks = np.concatenate(ranks)
+    draws = ranks.shape[0]
     membership = None if k is None else counts / draws
+    # The "inverted_cdf" quantiles (the smallest draw whose empirical CDF reaches q), both
+    # from one partial sort: np.quantile would sort the (draws, N) array twice.
     tail = (1.0 - level) / 2.0
-    low, high = np.quantile(np.concatenate(ranks), [tail, 1.0 - tail], axis=0,
-                            method="inverted_cdf")
+    at = [max(int(np.ceil(q * draws - 1e-9)) - 1, 0) for q in (tail, 1.0 - tail)]
+    ranks.partition(sorted(set(at)), axis=0)
+    low, high = ranks[at[0]], ranks[at[1]]
     return membership, low.astype(int), high.astype(int)
+
+
+def _rank_block(block: np.ndarray, k: int | None):
+    """Ranks (1 = best) of each draw of ``block`` (m, N) as int32, and how often each item
+    is among the ``k`` best (None without ``k``)."""
+    order = np.argsort(-block, axis=1)
+    n = block.shape[1]
+    rank = np.empty(block.shape, dtype=np.int32)
+    np.put_along_axis(rank, order, np.arange(1, n + 1, dtype=np.int32)[None], axis=1)
+    top = None if k is None else np.bincount(order[:, :k].ravel(), minlength=n)
+    return rank, top
 
 
 @dataclasses.dataclass(frozen=True)
