@@ -215,6 +215,12 @@ def run_bias_aware(spec: dict, cell: dict, out_dir: Path, deadline_left) -> list
     seconds = time.perf_counter() - start
     save(out_dir, "bias_aware_var", var)
     rows.append(row("  + marginal variances", seconds, 1, [how, "first call"]))
+    if hasattr(result, "posterior_samples"):
+        start = time.perf_counter()
+        result.topk_membership(10, n_samples=1500, rng=0)
+        seconds = time.perf_counter() - start
+        rows.append(row("  + top-10 membership", seconds, 1,
+                        [f"1500 draws ({result.solver} posterior)"]))
     return rows
 
 

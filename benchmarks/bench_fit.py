@@ -70,6 +70,9 @@ on each judge's (standardised) length and position terms; the rows are
 ``  + marginal variances``
     Then the posterior variance of each theta (``fit.marginal_variances()`` where the fit
     has it, else ``np.diag(fit.covariance)``), timed separately in the same child.
+``  + top-10 membership``
+    Then ``fit.topk_membership(10)`` from 1500 posterior draws (for a sparse fit, the
+    approximate draws of ``SparsePosterior.samples``), timed once.
 ``dense reference (numpy Newton)``
     The same MAP and its exact marginal variances, written from the model in the child
     module (not from fairjudge's code): Newton steps by conjugate gradients on the sparse
@@ -998,8 +1001,9 @@ def _scaling_rows(key: str, n: int, m: int, outcome: ChildOutcome, deadline: flo
     if outcome.rows:
         rows = []
         for r in outcome.rows:
-            # The fairjudge child reports the fit and then its marginal variances.
-            row_key = f"{key}_var" if r["label"].startswith("  +") else key
+            # The fairjudge child reports the fit, its marginal variances and membership.
+            row_key = (f"{key}_membership" if "membership" in r["label"] else
+                       f"{key}_var" if r["label"].startswith("  +") else key)
             rows.append(ScalingRow(row_key, r["label"], n, m, seconds=r["seconds"], data_mb=data_mb,
                                    peak_mb=r["peak_mb"], notes=list(r["notes"])))
             if r["runs"] > 1:
@@ -1117,6 +1121,11 @@ def print_scaling_goals(rows: list, deadline: float) -> None:
     print("  100k x 10M, length covariate + per-judge position, fit + marginal intervals "
           "<= 60 s and <= 6 GB peak RSS: "
           + _fit_and_marginal(rows, 100_000, 10_000_000, 60.0, 6 * 1024))
+    membership = _cell_row(rows, 100_000, 10_000_000, "bias_aware_membership")
+    print("  100k x 10M top-10 membership (1500 draws) within another 60 s: "
+          + ("NOT RUN" if membership is None or membership.seconds is None else
+             f"{_verdict(membership.seconds <= 60.0)} ({membership.seconds:.2f} s; "
+             f"{'; '.join(membership.notes)})"))
     print("  10k x 1M fit + marginal intervals <= 10 s: "
           + _fit_and_marginal(rows, 10_000, 1_000_000, 10.0, None))
 
