@@ -44,8 +44,8 @@ _LAZY = {
 _SUBPACKAGES = ("active", "audit", "data", "judges", "models", "probes", "report", "stats",
                 "strategies")
 
-__all__ = ["ApproximationWarning", "ComparisonGraphWarning", "ConvergenceWarning", "CorrectionAssumptionWarning",
-           "FairjudgeInputError",
+__all__ = ["ApproximationWarning", "ComparisonGraphWarning", "ConvergenceWarning",
+           "CorrectionAssumptionWarning", "FairjudgeInputError",
            "FairjudgeWarning", "JudgeReport", "ManyJudgesWarning", "Outcome", "Ranking",
            "Selection", "WeakIdentificationWarning", "judge_report", "load_items",
            "load_verdicts", "rank", "select"]

@@ -199,6 +199,15 @@ class BTFit:
         else:
             yield gaussian_samples(self.scores, self.covariance, n_samples, rng)
 
+    def posterior_sample_blocks(self, n_samples: int, rng=0):
+        """The draws of :meth:`posterior_samples` for a consumer that may draw on several
+        threads: a sparse fit gives one callable per block (see
+        :meth:`SparsePosterior.block_makers`), a dense one its blocks of draws (whose
+        factor solves use BLAS threads of their own)."""
+        if self.solver == "sparse":
+            return self.posterior.block_makers(self.scores, n_samples, rng)
+        return self.posterior_samples(n_samples, rng)
+
     def topk(self, k: int) -> np.ndarray:
         """Indices of the ``k`` highest posterior-mode scores, best first (ties: lower index)."""
         _check_k(k, self.n_items)

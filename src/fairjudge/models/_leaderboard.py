@@ -70,8 +70,9 @@ def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
                              ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """Top-k membership (None without ``k``) and rank intervals from one set of draws.
 
-    ``blocks`` yields draws of shape (m, N); each block is reduced to int32 ranks before the
-    next is drawn, so the float draws are never all held at once.
+    ``blocks`` yields draws of shape (m, N), or callables that draw such a block (drawn on
+    the worker threads too; :meth:`BTFit.posterior_sample_blocks`); each block is reduced to
+    int32 ranks soon after it is drawn, so the float draws are never all held at once.
     """
     ranks, counts = [], None
 
@@ -105,9 +106,11 @@ def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
     return membership, low.astype(int), high.astype(int)
 
 
-def _rank_block(block: np.ndarray, k: int | None):
-    """Ranks (1 = best) of each draw of ``block`` (m, N) as int32, and how often each item
-    is among the ``k`` best (None without ``k``)."""
+def _rank_block(block, k: int | None):
+    """Ranks (1 = best) of each draw of ``block`` (m, N, or a callable drawing it) as int32,
+    and how often each item is among the ``k`` best (None without ``k``)."""
+    if callable(block):
+        block = block()
     order = np.argsort(-block, axis=1)
     n = block.shape[1]
     rank = np.empty(block.shape, dtype=np.int32)

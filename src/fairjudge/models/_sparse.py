@@ -29,6 +29,7 @@ Two facts make the solves cheap and exact where it matters:
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
@@ -482,6 +483,14 @@ class SparsePosterior:
         approximation; :func:`fairjudge.models.topk_membership` on a dense covariance is
         exact.
         """
+        for make in self.block_makers(mean, n_samples, rng, chunk=chunk):
+            yield make()
+
+    def block_makers(self, mean: np.ndarray, n_samples: int, rng, *,
+                     chunk: int | None = None) -> list:
+        """The draws of :meth:`samples` as callables, one per block, each with its own
+        generator seeded in order from ``rng``: blocks may be drawn on several threads (numpy
+        draws without the GIL) and the result does not depend on which thread drew which."""
         generator = as_generator(rng)
         n = self.n_items
         system = self.system
@@ -491,14 +500,19 @@ class SparsePosterior:
         shared = self.cross_solution @ factor
         level = np.sqrt(1.0 / (system.component_size * system.prior_precision))
         chunk = chunk or max(1, min(n_samples, (1 << 23) // max(n, 1)))
-        for start in range(0, n_samples, chunk):
-            m = min(chunk, n_samples - start)
+        sizes = [min(chunk, n_samples - start) for start in range(0, n_samples, chunk)]
+        seeds = generator.integers(0, 2**63, size=len(sizes))
+
+        def make(m: int, seed: int) -> np.ndarray:
+            draw = np.random.default_rng(seed)
             # float32 normals are drawn twice as fast; the draws themselves stay float64.
-            block = generator.standard_normal((m, n), dtype=np.float32).astype(np.float64)
+            block = draw.standard_normal((m, n), dtype=np.float32).astype(np.float64)
             block *= spread
             block += mean
             if shared.size:
-                block += generator.standard_normal((m, shared.shape[1])) @ shared.T
-            levels = generator.standard_normal((m, level.size)) * level
+                block += draw.standard_normal((m, shared.shape[1])) @ shared.T
+            levels = draw.standard_normal((m, level.size)) * level
             block += levels if level.size == 1 else levels[:, system.component]
-            yield block
+            return block
+
+        return [functools.partial(make, m, int(seed)) for m, seed in zip(sizes, seeds)]
