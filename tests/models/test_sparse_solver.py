@@ -154,7 +154,8 @@ def test_rank_picks_the_solver_by_size_and_reports_it(monkeypatch):
     sparse = fairjudge.rank(verdicts, items, k=5, covariates=["length"], n_samples=400)
     assert dense.diagnostics["solver"] == "dense"
     assert sparse.diagnostics["solver"] == "sparse"
-    assert 0 < sparse.diagnostics["marginal_variance_max_rel_error"] < 0.02
+    assert 0 < sparse.diagnostics["marginal_variance_max_rel_error"] <= 0.004
+    assert sparse.diagnostics["marginal_variance_probes"] in (24, 48, 96)
     a, b = dense.to_frame(), sparse.to_frame().loc[dense.to_frame().index]
     np.testing.assert_allclose(b["score"], a["score"], atol=1e-6)
     np.testing.assert_allclose(b["std_error_vs_mean"], a["std_error_vs_mean"], rtol=0.02)
@@ -202,6 +203,7 @@ def test_imprecise_probe_estimates_are_solved_exactly_and_otherwise_warned():
     assert np.all(sparse.posterior.marginal_variance_errors() == 0)
     capped = bias_aware_bt(comparisons, solver="sparse")
     capped.posterior.max_exact = 0
+    # (the cap is read when the variances are first computed; they are cached after)
     with pytest.warns(fairjudge.ApproximationWarning, match="solver='dense'"):
         capped.marginal_variances()
 

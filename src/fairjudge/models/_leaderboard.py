@@ -100,7 +100,7 @@ def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
     # The "inverted_cdf" quantiles (the smallest draw whose empirical CDF reaches q), both
     # from one partial sort: np.quantile would sort the (draws, N) array twice.
     tail = (1.0 - level) / 2.0
-    at = [max(int(np.ceil(q * draws - 1e-9)) - 1, 0) for q in (tail, 1.0 - tail)]
+    at = [max(int(np.ceil(q * draws)) - 1, 0) for q in (tail, 1.0 - tail)]
     ranks.partition(sorted(set(at)), axis=0)
     low, high = ranks[at[0]], ranks[at[1]]
     return membership, low.astype(int), high.astype(int)
