@@ -248,3 +248,18 @@ def test_rank_intervals_and_membership_from_one_set_of_draws(draws):
     np.testing.assert_array_equal(low, np.quantile(ranks, 0.05, axis=0, method="inverted_cdf"))
     np.testing.assert_array_equal(high, np.quantile(ranks, 0.95, axis=0, method="inverted_cdf"))
     np.testing.assert_allclose(membership, (ranks <= 5).mean(axis=0))
+
+
+def test_products_split_over_cores_equal_the_single_product(monkeypatch):
+    rng = np.random.default_rng(2)
+    n = 300
+    lo = rng.integers(0, n - 1, 2000)
+    hi = lo + 1 + rng.integers(0, n - 1 - lo)
+    keys = np.unique(lo * n + hi)
+    system = LaplacianSystem(n, keys // n, keys % n, prior_precision=1.0)
+    system.set_weights(rng.uniform(0.1, 1.0, keys.size))
+    x = rng.normal(size=(n, 13))
+    single = system.adjacency_product(x)
+    monkeypatch.setattr(_sparse, "PARALLEL_PRODUCT", 1)
+    monkeypatch.setattr(_sparse.os, "cpu_count", lambda: 3)
+    np.testing.assert_allclose(system.adjacency_product(x), single, rtol=1e-13, atol=1e-13)
