@@ -676,11 +676,10 @@ def leaderboard(fit, membership, k, *, level: float, n_samples: int, bootstrap=N
     elo = elo_ratings(fit.scores)
     # One set of posterior draws gives both the rank intervals and, unless given, membership.
     drawn, rank_low, rank_high = posterior_rank_summaries(
-        fit.posterior_sample_blocks(n_samples, rng),
-        k if membership is None and k is not None and k < fit.n_items else None, level=level)
+        fit.posterior_sample_blocks(n_samples, rng), k if membership is None else None,
+        level=level)
     if membership is None:
-        membership = (drawn if drawn is not None else
-                      np.ones(fit.n_items) if k == fit.n_items else np.full(fit.n_items, np.nan))
+        membership = drawn if drawn is not None else np.full(fit.n_items, np.nan)
     frame = pd.DataFrame({
         "score": fit.scores,
         "std_error": np.sqrt(fit.marginal_variances()),

@@ -20,8 +20,6 @@ import numpy as np
 from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons
-from fairjudge.models._bt import centred_variances
-from fairjudge.models._membership import gaussian_samples
 
 #: Elo points per logit (Arena's scale: a 400-point gap is 10:1 odds).
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
@@ -34,36 +32,6 @@ def elo_ratings(scores) -> np.ndarray:
     ``scores`` (the last axis is items, so a (B, N) array of bootstrap scores works too)."""
     scores = np.asarray(scores, dtype=float)
     return ELO_CENTRE + ELO_PER_LOGIT * (scores - scores.mean(axis=-1, keepdims=True))
-
-
-def centred_std_errors(covariance) -> np.ndarray:
-    """Standard error of each score relative to the average item, shape (N,).
-
-    A score's own variance includes the uncertainty of the overall level, which only the
-    prior fixes; differences between items do not, and neither does a score measured from
-    the mean: ``var(theta_i - mean(theta))``.
-    """
-    return np.sqrt(centred_variances(covariance))
-
-
-def rank_intervals(scores, covariance, *, level: float = 0.95, n_samples: int = 1500,
-                   rng=0) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed ``level`` intervals of each item's rank (1 = best) under
-    ``theta ~ N(scores, covariance)``; two int arrays of shape (N,)."""
-    samples = gaussian_samples(np.asarray(scores, dtype=float),
-                               np.asarray(covariance, dtype=float), n_samples, rng)
-    return rank_intervals_from_samples([samples], level=level)
-
-
-def rank_intervals_from_samples(blocks, *, level: float = 0.95
-                                ) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed ``level`` intervals of each item's rank (1 = best) over posterior draws.
-
-    ``blocks`` yields draws of shape (m, N) (e.g. :meth:`BTFit.posterior_samples`); two int
-    arrays of shape (N,).
-    """
-    _, low, high = posterior_rank_summaries(blocks, None, level=level)
-    return low, high
 
 
 def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95

@@ -113,11 +113,14 @@ class LaplacianSystem:
         x -= self.spread(self.component_means(x))
         return x
 
-    def set_weights(self, link: np.ndarray) -> None:
-        """Edge weights ``link`` (shape (E,), the curvature summed over each pair)."""
+    def set_weights(self, link: np.ndarray, diagonal: np.ndarray | None = None) -> None:
+        """Edge weights ``link`` (shape (E,), the curvature summed over each pair) and, if
+        the caller has it already, ``diag(A)`` (shape (N,): weighted degree plus ``lambda``)."""
         self.link[:] = link
-        self.diagonal = (np.bincount(self.lo, link, self.n_items)
-                         + np.bincount(self.hi, link, self.n_items) + self.prior_precision)
+        if diagonal is None:
+            diagonal = (np.bincount(self.lo, link, self.n_items)
+                        + np.bincount(self.hi, link, self.n_items) + self.prior_precision)
+        self.diagonal = np.array(diagonal, dtype=float)
 
     def adjacency_product(self, x: np.ndarray) -> np.ndarray:
         """``W x`` with ``W = diag(A) - A`` the weighted adjacency; x (N, m).
@@ -249,7 +252,7 @@ class SchurNewtonStep:
 
     def __call__(self, derivatives, *, gradient_rtol: float) -> np.ndarray:
         n = self.system.n_items
-        self.system.set_weights(derivatives.link)
+        self.system.set_weights(derivatives.link, derivatives.degree)
         grad, cross = derivatives.grad, derivatives.cross
         n_bias = cross.shape[0]
         rhs = np.empty((n, 1 + n_bias))
@@ -362,10 +365,6 @@ class SparsePosterior:
         """Posterior covariance of the bias parameters, (B, B) (exact)."""
         return self.schur_inverse
 
-    def theta_bias_covariance(self) -> np.ndarray:
-        """``cov(theta, b) = -Y S^{-1}``, shape (N, B) (exact)."""
-        return -self._bias_part()
-
     def row_sums(self) -> np.ndarray:
         """``Sigma 1``: each score's covariance with the sum of all scores, (N,) (exact)."""
         part = self._bias_part()
@@ -397,15 +396,20 @@ class SparsePosterior:
         v = step(u)
         return u + v + step(v)
 
-    def _exact_diagonal(self, items: np.ndarray) -> np.ndarray:
-        """``T_ii`` for the items ``items`` (K,), one CG solve each."""
-        system = self.system
+    def _centred_columns(self, items: np.ndarray, what: str):
+        """``P e_i`` and ``A^{-1} P e_i`` for the items ``items`` (K,), both (N, K): one CG
+        solve each; ``(P e_i)' A^{-1} P e_j = T_ij``."""
         unit = np.zeros((self.n_items, items.size))
         unit[items, np.arange(items.size)] = 1.0
-        system.centre(unit)                               # P e_i
-        solved, report = system.solve(unit)
-        warn_unconverged(report, "exact marginal variances")
-        return np.einsum("nk,nk->k", unit, solved)         # e_i' P A^{-1} P e_i
+        self.system.centre(unit)
+        solved, report = self.system.solve(unit)
+        warn_unconverged(report, what)
+        return unit, solved
+
+    def _exact_diagonal(self, items: np.ndarray) -> np.ndarray:
+        """``T_ii`` for the items ``items`` (K,), one CG solve each."""
+        unit, solved = self._centred_columns(items, "exact marginal variances")
+        return np.einsum("nk,nk->k", unit, solved)
 
     def _centred_laplacian_diagonal(self) -> tuple[np.ndarray, np.ndarray]:
         """``diag(T)`` and the standard error of each entry, both (N,)."""
@@ -502,11 +506,7 @@ class SparsePosterior:
         same = component[:, None] == component[None, :]
         block += np.where(same, self._level_variance()[index][:, None], 0.0)
         if exact:
-            unit = np.zeros((self.n_items, index.size))
-            unit[index, np.arange(index.size)] = 1.0
-            system.centre(unit)
-            solved, report = system.solve(unit)
-            warn_unconverged(report, "a covariance block")
+            unit, solved = self._centred_columns(index, "a covariance block")
             block += unit.T @ solved
         else:
             block[np.diag_indices(index.size)] += self._centred_laplacian_diagonal()[0][index]
