@@ -1,28 +1,44 @@
 """Judge-call throughput against the loopback fake provider.
 
 Measures fresh verdicts per second through fairjudge's full path (prompt rendering, cache
-lookup, the aiohttp OpenAI-compatible backend, parsing, one durable SQLite commit per
-verdict) at several concurrency limits, and the rate of a fully cached re-run. The server
-runs in a separate process (``python -m fairjudge.judges.testing``) so that client and
-server do not share an event loop; on a 2-core machine they still share the CPU, so these
-are lower bounds for a remote provider.
+lookup, leases, the aiohttp OpenAI-compatible backend, parsing, durable SQLite commits of
+the answers in groups) at several concurrency limits, and the rate of a fully cached
+re-run. The server runs in a separate process (``python -m fairjudge.judges.testing``) so
+that client and server do not share an event loop; on a 2-core machine they still share
+the CPU, so these are lower bounds for a remote provider.
 
-Run: ``python benchmarks/bench_judge.py [--requests 3000] [--concurrency 1,16,64,256]``
-(needs ``pip install 'fairjudge[openai]'``). Prints a table; nothing is asserted.
+It then compares the full path with a bare aiohttp client (one session, the same request
+bodies built beforehand, nothing stored) against the same server at concurrency 64:
+``--pairs`` alternating runs of each, every pipeline run on a fresh cache and fresh
+requests, reporting the median of the paired ratios of wall-clock rate and of verdicts per
+client CPU-second (the client's own cost, less sensitive to the server sharing the cores).
+
+Run: ``python benchmarks/bench_judge.py [--requests 3000] [--concurrency 1,16,64,256]
+[--pairs 5]`` (needs ``pip install 'fairjudge[openai]'``). Prints tables; nothing is
+asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from fairjudge.judges import (GenerationSettings, JudgeRequest, RunOptions, RunReport,
-                              CompletionCache, get_backend, run_requests)
+from fairjudge.judges import (
+    CompletionCache,
+    GenerationSettings,
+    JudgeRequest,
+    RunOptions,
+    RunReport,
+    get_backend,
+    run_requests,
+)
 from fairjudge.judges._prompts import BUILTIN_TEMPLATES
 
 
@@ -46,10 +62,63 @@ def start_server() -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
+def bare_client(url: str, bodies: list[dict], concurrency: int) -> tuple[float, float]:
+    """Seconds and client CPU-seconds for a bare aiohttp client to POST every body."""
+    import aiohttp
+
+    async def run():
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            queue = list(bodies)
+
+            async def worker():
+                while queue:
+                    async with session.post(f"{url}/chat/completions", json=queue.pop(),
+                                            headers={"Authorization": "Bearer sk-bench"}) as r:
+                        await r.json()
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    start, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(run())
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def pipeline(url: str, requests: list[JudgeRequest], concurrency: int,
+             cache_path: Path) -> tuple[float, float]:
+    """Seconds and client CPU-seconds for fairjudge's full path on a fresh cache."""
+    backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY",
+                          max_connections=concurrency)
+    report = RunReport()
+    with CompletionCache(cache_path) as cache:
+        start, cpu = time.perf_counter(), time.process_time()
+        run_requests(backend, requests, cache=cache,
+                     options=RunOptions(concurrency=concurrency), report=report)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if report.fresh != len(requests):
+        raise RuntimeError(f"the pipeline answered {report.fresh} of {len(requests)}")
+    return seconds, cpu
+
+
+def compare_with_bare(url: str, n: int, pairs: int, concurrency: int, tmp: str) -> list:
+    """Alternate bare and pipeline runs; rows of (run, wall rate, CPU rate) per pair."""
+    backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY")
+    rows = []
+    for pair in range(pairs):
+        requests = make_requests(n, f"pair{pair}")
+        bodies = [backend.request_body(r) for r in requests]
+        bare_wall, bare_cpu = bare_client(url, bodies, concurrency)
+        wall, cpu = pipeline(url, requests, concurrency, Path(tmp) / f"pair{pair}.sqlite")
+        rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", default="1,16,64,256")
+    parser.add_argument("--pairs", type=int, default=5,
+                        help="alternating bare/pipeline runs at concurrency 64 (0: skip)")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
     os.environ["BENCH_KEY"] = "sk-bench"
@@ -80,6 +149,7 @@ def main() -> None:
                     rows.append(("cached re-run", concurrency, n, seconds, n / seconds,
                                  report.cache_hits))
                 cache.close()
+            paired = compare_with_bare(url, args.requests, args.pairs, 64, tmp)
     finally:
         proc.kill()
     print(f"judge throughput against the loopback fake provider ({os.cpu_count()} cores)")
@@ -95,6 +165,20 @@ def main() -> None:
     if cached is not None:
         print(f"target >= 20,000 cached verdicts/s: {'MET' if cached >= 20000 else 'NOT MET'} "
               f"({cached:.0f}/s)")
+
+    if paired:
+        print(f"\nfull path against a bare aiohttp client, concurrency 64, {args.requests} "
+              "requests, alternating runs")
+        print(f"{'pair':<6}{'bare/s':>10}{'bare/CPU-s':>12}{'fairjudge/s':>13}"
+              f"{'fairjudge/CPU-s':>17}{'ratio wall':>12}{'ratio CPU':>11}")
+        for i, (bare_wall, bare_cpu, wall, cpu) in enumerate(paired):
+            print(f"{i:<6}{bare_wall:>10.0f}{bare_cpu:>12.0f}{wall:>13.0f}{cpu:>17.0f}"
+                  f"{wall / bare_wall:>12.2f}{cpu / bare_cpu:>11.2f}")
+        wall_ratio = statistics.median(w / b for b, _, w, _ in paired)
+        cpu_ratio = statistics.median(c / b for _, b, _, c in paired)
+        print(f"target >= 0.75 of a bare aiohttp client at concurrency 64: "
+              f"{'MET' if min(wall_ratio, cpu_ratio) >= 0.75 else 'NOT MET'} (median paired "
+              f"ratio {wall_ratio:.2f} wall-clock, {cpu_ratio:.2f} per client CPU-second)")
 
 
 if __name__ == "__main__":

@@ -174,6 +174,92 @@ def test_a_dead_processes_lease_is_stale_at_once(tmp_path):
         assert cache.claim("k", "someone-else", ttl=60) == CLAIMED
 
 
+def test_claiming_many_keys_at_once_answers_as_one_claim_per_key(tmp_path):
+    """One transaction for a group of keys gives each the outcome its own claim would have,
+    and commits the leases it takes before returning."""
+    import socket
+    import sqlite3
+
+    from fairjudge.judges import Completion, JudgeRequest, Message
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True)
+    dead = f"{socket.gethostname()}:{int(done.stdout)}:gone"
+    request = JudgeRequest(messages=(Message("user", "q"),))
+    me = "host-a:1:x"
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        cache.put("stored", Completion("A"), identity={"backend": "x", "model": "m"},
+                  request=request)
+        assert cache.claim("busy", "host-b:2:y", ttl=60) == CLAIMED
+        assert cache.claim("stale", dead, ttl=3600) == CLAIMED
+        assert cache.claim("expired", "host-b:2:y", ttl=-1) == CLAIMED
+        assert cache.claim("mine", me, ttl=60) == CLAIMED
+        keys = ["stored", "busy", "stale", "expired", "mine", "free", "free"]
+        outcomes = cache.claim_many(keys, me, ttl=60)
+        assert outcomes == {"stored": DONE, "busy": BUSY, "stale": CLAIMED,
+                            "expired": CLAIMED, "mine": CLAIMED, "free": CLAIMED}
+        with sqlite3.connect(tmp_path / "c.sqlite") as other:
+            owners = dict(other.execute("SELECT key, owner FROM leases"))
+        assert owners == {"busy": "host-b:2:y", "stale": me, "expired": me, "mine": me,
+                          "free": me}
+        cache.release_many(["stale", "expired", "mine", "free", "busy"], me)
+        assert cache.claim("free", "host-b:2:y", ttl=60) == CLAIMED  # released
+        assert cache.claim("busy", me, ttl=60) == BUSY  # another owner's lease stays
+
+
+def test_a_run_stopped_by_the_cap_releases_the_keys_it_claimed_ahead(billing, tmp_path):
+    """A run claims the next keys of its queue together; the ones it never sent because the
+    cap stopped it are released, so another process may pay for them at once."""
+    import sqlite3
+
+    from fairjudge.judges import JudgeRequest, Message, RunReport, run_requests
+
+    requests = [JudgeRequest(messages=(Message("user", f"Say A or B about item {i}. "
+                                                       + "word " * 40),),
+                             settings=SETTINGS) for i in range(200)]
+    cache = CompletionCache(tmp_path / "c.sqlite")
+    report = RunReport()
+    results = run_requests(backend(billing), requests, cache=cache,
+                           options=options(0.01), report=report)
+    cache.close()
+    assert report.stopped_by_cap and report.skipped_by_cap > 0
+    assert 0 < sum(r is not None for r in results) < len(requests)
+    with sqlite3.connect(tmp_path / "c.sqlite") as other:
+        assert other.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    assert billing.billed <= 0.01
+
+
+@pytest.mark.parametrize("lease_age", [0.0, 1e6])
+def test_keys_are_claimed_in_groups_and_claimed_again_once_their_lease_is_half_spent(
+        billing, tmp_path, monkeypatch, lease_age):
+    """With fresh leases a run claims its keys in groups of its concurrency; when every lease
+    has aged past half its life by the time its call is sent, each key is claimed again
+    (as the head of its own claim) before it is sent."""
+    from fairjudge.judges import JudgeRequest, Message, _runner, run_requests
+
+    ticks = iter(range(10 ** 6))
+    monkeypatch.setattr(_runner, "lease_clock", lambda: next(ticks) * lease_age)
+    requests = [JudgeRequest(messages=(Message("user", f"Say A or B about item {i}."),),
+                             settings=SETTINGS) for i in range(40)]
+    heads = []
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        claim_many = cache.claim_many
+
+        def recording(keys, owner, ttl):
+            keys = list(keys)
+            heads.append(keys[0])
+            return claim_many(keys, owner, ttl)
+
+        cache.claim_many = recording
+        results = run_requests(backend(billing), requests, cache=cache,
+                               options=RunOptions(concurrency=8))
+    assert all(r is not None for r in results)
+    if lease_age == 0.0:
+        assert len(heads) == 40 // 8
+    else:
+        assert sorted(heads) == sorted(r.key for r in results)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n_processes", [2, 4])
 def test_processes_sharing_a_cache_never_pay_twice(billing, tmp_path, n_processes):

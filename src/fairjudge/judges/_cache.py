@@ -109,6 +109,7 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     PRIMARY KEY (token, key)
 );
 CREATE INDEX IF NOT EXISTS batch_requests_by_key ON batch_requests (key);
+CREATE INDEX IF NOT EXISTS completions_legacy ON completions (origin) WHERE origin = 'legacy';
 """
 
 #: States of a provider batch recorded in the cache. Open: ``submitting`` (recorded, its
@@ -181,7 +182,14 @@ def cache_key(identity: dict, request: JudgeRequest) -> str:
     ``identity`` comes from the backend (its name, model, endpoint and any setting that
     changes output); it never holds an API key or other credentials.
     """
-    return hashlib.sha256(canonical_json(request_payload(identity, request)).encode()).hexdigest()
+    return keyed_payload(identity, request)[0]
+
+
+def keyed_payload(identity: dict, request: JudgeRequest) -> tuple[str, str]:
+    """``(cache_key, canonical JSON of the payload)``: the key and the text the cache stores
+    beside it, encoded once."""
+    text = canonical_json(request_payload(identity, request))
+    return hashlib.sha256(text.encode()).hexdigest(), text
 
 
 def legacy_cache_key(identity: dict, request: JudgeRequest) -> str | None:
@@ -213,17 +221,19 @@ class CompletionCache:
     batch change: each writes the held completions first, in the same transaction), by
     :meth:`flush`, by :meth:`close`, when the cache is collected or the interpreter exits,
     and at the latest ``commit_interval`` seconds after it was put (a flush the loop
-    schedules). The runner claims its next key right after storing an answer, so an answer
-    is committed before its worker sends anything else. A crash or a ``kill -9`` loses at
-    most the calls in flight and the completions held back (at most ``commit_interval``
-    seconds' worth), and a lost completion is like a call in flight: its lease stays (its
-    owner is dead, so the lease is stale at once), and its spend-ledger row, if any, stays
-    open at its worst case, because an attempt is settled (:meth:`close_attempt`) only in a
-    transaction that commits the completions put before it. A rerun sends it again, and a
-    spend cap counts the lost attempt at its worst case. Claims, ledger and batch records
-    are never held back: each is committed before its method returns. This process reads
-    what it has put at once; other processes see it once it is committed, and meanwhile
-    find the key leased (they wait for it, never pay for it).
+    schedules). The runner commits what the cache holds before it sends any request (it
+    claims the next keys of its queue in groups, and flushes before sending a key it has
+    already claimed), so an answer is committed before its run spends anything more. A
+    crash or a ``kill -9`` loses at most the calls in flight and the completions held back
+    (at most ``commit_interval`` seconds' worth), and a lost completion is like a call in
+    flight: its lease stays (its owner is dead, so the lease is stale at once), and its
+    spend-ledger row, if any, stays open at its worst case, because an attempt is settled
+    (:meth:`close_attempt`) only in a transaction that commits the completions put before
+    it. A rerun sends it again, and a spend cap counts the lost attempt at its worst case.
+    Claims, ledger and batch records are never held back: each is committed before its
+    method returns. This process reads what it has put at once; other processes see it once
+    it is committed, and meanwhile find the key leased (they wait for it, never pay for
+    it).
 
     Several processes may read and write one file concurrently (WAL, a busy timeout, and
     ``INSERT OR IGNORE`` so the first stored answer for a key wins), and they never pay
@@ -359,6 +369,13 @@ class CompletionCache:
         return len(rows)
 
     # -- reading and writing -------------------------------------------------------------
+    def holds_legacy(self) -> bool:
+        """Whether entries of the previous format wait to be adopted (a partial index makes
+        this one lookup, so a run computes the legacy keys only when they can match)."""
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM completions WHERE origin = 'legacy' "
+                                      "LIMIT 1").fetchone() is not None
+
     def get_many(self, keys, *, legacy_keys: dict | None = None,
                  endpoint: str | None = None) -> dict[str, Completion]:
         """Cached completions for the given keys (missing keys are absent from the result).
@@ -373,13 +390,10 @@ class CompletionCache:
                 if key in self._pending:
                     found[key] = self._pending[key][1]
             keys = [k for k in keys if k not in found]
-            for start in range(0, len(keys), 500):
-                chunk = keys[start:start + 500]
-                rows = self._conn.execute(
-                    f"SELECT key, {_READ} FROM completions WHERE key IN "
-                    f"({','.join('?' * len(chunk))})", chunk).fetchall()
-                for row in rows:
-                    found[row[0]] = _completion(row[1:])
+            for row in _rows_for_keys(
+                    self._conn, f"SELECT key, {_READ} FROM completions WHERE key IN ({{}})",
+                    keys):
+                found[row[0]] = _completion(row[1:])
             missing = {k: legacy_keys[k] for k in keys
                        if k not in found and legacy_keys and legacy_keys.get(k)}
             for key, old in missing.items():
@@ -408,29 +422,50 @@ class CompletionCache:
         The claim is one immediate transaction, committed before returning, so two processes
         never both own a key.
         """
+        return self.claim_many([key], owner, ttl)[key]
+
+    def claim_many(self, keys, owner: str, ttl: float) -> dict[str, str]:
+        """:meth:`claim` for several keys in one immediate transaction, committed before
+        returning: key -> outcome. A runner claims the next keys it will send together, so
+        that a run commits once per group of calls rather than once per call."""
+        keys = list(dict.fromkeys(keys))
         now = time.time()
         with self._transaction() as conn:
-            if key in self._pending or conn.execute(
-                    "SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone():
-                state = DONE
-            elif self._batch_of(key) is not None:
-                state = BATCHED
-            else:
-                row = conn.execute("SELECT owner, expires FROM leases WHERE key = ?",
-                                   (key,)).fetchone()
-                if row is not None and row[0] != owner and row[1] > now \
-                        and not _owner_is_gone(row[0]):
-                    state = BUSY
+            done = {key for key in keys if key in self._pending}
+            done.update(row[0] for row in _rows_for_keys(
+                conn, "SELECT key FROM completions WHERE key IN ({})", keys))
+            batched = {row[0] for row in _rows_for_keys(
+                conn, "SELECT r.key FROM batch_requests r JOIN batches b ON b.token = r.token "
+                f"WHERE b.state IN {OPEN_BATCH_STATES} AND r.key IN ({{}})", keys)
+                } if self._any_open_batch() else set()
+            leases = {row[0]: row[1:] for row in _rows_for_keys(
+                conn, "SELECT key, owner, expires FROM leases WHERE key IN ({})", keys)}
+            outcomes: dict[str, str] = {}
+            for key in keys:
+                holder, expires = leases.get(key, (owner, now))
+                if key in done:
+                    outcomes[key] = DONE
+                elif key in batched:
+                    outcomes[key] = BATCHED
+                elif holder != owner and expires > now and not _owner_is_gone(holder):
+                    outcomes[key] = BUSY
                 else:
-                    conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)",
-                                 (key, owner, now + ttl))
-                    state = CLAIMED
-        return state
+                    outcomes[key] = CLAIMED
+            conn.executemany("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)",
+                             [(key, owner, now + ttl) for key, outcome in outcomes.items()
+                              if outcome == CLAIMED])
+        return outcomes
 
     def release(self, key: str, owner: str) -> None:
         """Give up our lease on ``key`` (the call failed; another process may try)."""
-        with self._lock:
-            self._conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+        self.release_many([key], owner)
+
+    def release_many(self, keys, owner: str) -> None:
+        """Give up our leases on the given keys, in one transaction."""
+        rows = [(key, owner) for key in dict.fromkeys(keys)]
+        if rows:
+            with self._transaction() as conn:
+                conn.executemany("DELETE FROM leases WHERE key = ? AND owner = ?", rows)
 
     # -- the spend ledger: what every attempt may have cost, across runs ---------------------
     def open_attempt(self, key: str, worst: float, *, owner: str, job: str | None = None,
@@ -480,15 +515,10 @@ class CompletionCache:
     def spent_on(self, keys) -> float:
         """Dollars recorded for the given keys by every run so far (attempts still open --
         their process died in flight -- count at their worst case)."""
-        keys = list(dict.fromkeys(keys))
-        total = 0.0
         with self._lock:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start:start + 500]
-                total += self._conn.execute(
-                    f"SELECT COALESCE(SUM(dollars), 0) FROM spend WHERE key IN "
-                    f"({','.join('?' * len(chunk))})", chunk).fetchone()[0]
-        return float(total)
+            return float(sum(row[0] for row in _rows_for_keys(
+                self._conn, "SELECT COALESCE(SUM(dollars), 0) FROM spend WHERE key IN ({})",
+                list(dict.fromkeys(keys)))))
 
     def get(self, key: str) -> Completion | None:
         """The stored completion of ``key`` (committed or not yet), or None."""
@@ -500,8 +530,11 @@ class CompletionCache:
         return None if row is None else _completion(row)
 
     def put(self, key: str, completion: Completion, *, identity: dict,
-            request: JudgeRequest) -> None:
+            request: JudgeRequest, payload_text: str | None = None) -> None:
         """Store one completion and drop its lease, in one transaction.
+
+        ``payload_text``, the canonical JSON :func:`keyed_payload` returned with ``key``,
+        saves encoding the request again.
 
         Inside an event loop the completion is committed with the next write of this cache
         or within ``commit_interval`` seconds (see the class documentation); outside one, or
@@ -509,7 +542,8 @@ class CompletionCache:
         """
         if not self._finalizer.alive:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-        row = _completion_row(key, completion, request_payload(identity, request), "fresh")
+        row = _completion_row(key, completion, request_payload(identity, request), "fresh",
+                              payload_text)
         with self._lock:
             self._pending[key] = (row, completion)
             wait = self._last_commit + self.commit_interval - time.monotonic()
@@ -585,10 +619,17 @@ class CompletionCache:
             f"WHERE r.key = ? AND b.state IN {OPEN_BATCH_STATES}", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def _any_open_batch(self) -> bool:
+        """Whether any provider batch is open (call with the lock held)."""
+        return self._conn.execute(f"SELECT 1 FROM batches WHERE state IN {OPEN_BATCH_STATES} "
+                                  "LIMIT 1").fetchone() is not None
+
     def batched(self, keys) -> dict[str, str]:
         """Key -> token of the open batch holding it, for the given keys that wait in one."""
         with self._lock:
             found = {}
+            if not self._any_open_batch():
+                return found
             for key in dict.fromkeys(keys):
                 token = self._batch_of(key)
                 if token is not None:
@@ -755,15 +796,24 @@ def _owner_is_gone(owner: str) -> bool:
     return False
 
 
+def _rows_for_keys(conn, query: str, keys: list, chunk: int = 500):
+    """The rows of ``query`` (whose ``IN ({})`` takes the keys) over every key, asked in
+    groups of ``chunk`` keys (SQLite limits the parameters of one statement)."""
+    for start in range(0, len(keys), chunk):
+        part = keys[start:start + chunk]
+        yield from conn.execute(query.format(",".join("?" * len(part))), part)
+
+
 def _job_spent(conn, job: str) -> float:
     """The job's spend-ledger total (attempts still open at their worst case)."""
     return float(conn.execute("SELECT COALESCE(SUM(dollars), 0) FROM spend WHERE job = ?",
                               (job,)).fetchone()[0])
 
 
-def _completion_row(key: str, completion: Completion, payload: dict, origin: str) -> tuple:
+def _completion_row(key: str, completion: Completion, payload: dict, origin: str,
+                    payload_text: str | None = None) -> tuple:
     """A ``completions`` row (in ``_COLUMNS`` order) for a completion and its request
-    payload (:func:`request_payload`)."""
+    payload (:func:`request_payload`; ``payload_text`` is its canonical JSON, if known)."""
     usage, identity = completion.usage, payload.get("backend", {})
     return (key, str(identity.get("backend", "")), str(identity.get("model", "")),
             identity.get("endpoint"), payload.get("template", ""),
@@ -774,7 +824,8 @@ def _completion_row(key: str, completion: Completion, payload: dict, origin: str
             if completion.label_probabilities else None,
             usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
             int(usage.reported), completion.latency, time.time(), origin,
-            canonical_json(payload), float(usage.price_factor))
+            canonical_json(payload) if payload_text is None else payload_text,
+            float(usage.price_factor))
 
 
 _INSERT = (f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) "

@@ -24,7 +24,7 @@ from fairjudge.judges._cache import (
     BUSY,
     CLAIMED,
     CompletionCache,
-    cache_key,
+    keyed_payload,
     lease_owner,
     legacy_cache_key,
 )
@@ -414,6 +414,11 @@ class TokenRateLimiter:
         self.limiter.refund(reserved - usage.input_tokens - usage.output_tokens)
 
 
+def lease_clock() -> float:
+    """Seconds on the clock that ages the leases a run claimed ahead of their calls."""
+    return time.monotonic()
+
+
 def estimated_input_tokens(request: JudgeRequest) -> int:
     """An upper bound on prompt tokens: UTF-8 bytes plus a per-message overhead.
 
@@ -443,9 +448,11 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     """Answer every request with a raw completion, from the cache where possible.
 
     Identical requests (same cache key) are sent once. Each fresh completion is written to
-    the cache the moment it arrives, before anything else can fail: it is committed with
-    the next claim or ledger record of the run (before its worker sends another request),
-    within the cache's ``commit_interval``, and before this function returns or raises.
+    the cache the moment it arrives, before anything else can fail: it is committed before
+    the run sends another request (answers that arrive together commit together), within
+    the cache's ``commit_interval``, and before this function returns or raises. Keys are
+    claimed (leased, see :meth:`CompletionCache.claim`) in groups of ``concurrency``, each
+    group committed before any of its keys is sent; leases left unused are released.
     Nothing is parsed here: parsers (:mod:`fairjudge.judges._parsing`) run on the results,
     cached or fresh alike.
     Returns one :class:`CallResult` per request, ``None`` where no answer was obtained
@@ -466,7 +473,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     report = report if report is not None else RunReport()
     start = time.perf_counter()
     identity = backend.identity()
-    keys = [cache_key(identity, r) for r in requests]
+    keyed = [keyed_payload(identity, r) for r in requests]  # (key, payload JSON) each
+    keys = [key for key, _ in keyed]
     if not backend.cacheable:
         # Free backends may answer from the request's metadata (replay looks the items up by
         # id), so identical prompts about different items must not be merged.
@@ -479,7 +487,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     report.distinct += len(first_index)
     answers: dict[str, CallResult] = {}
     if cache is not None and backend.cacheable:
-        legacy = {k: legacy_cache_key(identity, requests[i]) for k, i in first_index.items()}
+        legacy = ({k: legacy_cache_key(identity, requests[i]) for k, i in first_index.items()}
+                  if cache.holds_legacy() else None)
         adopted_before = cache.adopted
         hits = cache.get_many(first_index, legacy_keys=legacy,
                               endpoint=identity.get("endpoint"))
@@ -655,12 +664,35 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         report.output_tokens += completion.usage.output_tokens
         return completion, dollars
 
+    # Keys claimed ahead of their call (key -> lease_clock() at the claim). A worker
+    # claims the next keys of the queue together with its own, in one transaction that
+    # commits before any of them is sent: a run then commits once per group of calls, not
+    # once per call (those commits were most of the cache's cost). A key whose lease is
+    # half spent when its turn comes is claimed again; leases still unused when the run
+    # ends are released.
+    claimed_ahead: dict[str, float] = {}
+    claim_group = max(1, options.concurrency)
+
     def claim(key: str) -> str:
         """Claim the key for this process (leases across processes sharing the cache);
-        an answer stored meanwhile by another process is taken from the cache."""
+        an answer stored meanwhile by another process is taken from the cache. Either way
+        the answers the cache holds back are committed before the key is sent."""
         if not leasing:
             return CLAIMED
-        outcome = cache.claim(key, owner, ttl)
+        claimed_at = claimed_ahead.pop(key, None)
+        if claimed_at is not None and lease_clock() - claimed_at < ttl / 2:
+            # Answers put since the last commit are committed before this worker spends
+            # more: answers that arrived together are committed together, by the first
+            # worker to send again.
+            cache.flush()
+            outcome = CLAIMED
+        else:
+            # The queue is popped from its end: its last keys are the next to be sent.
+            ahead = [k for k in queue[:-claim_group:-1] if k not in claimed_ahead]
+            outcomes = cache.claim_many([key, *ahead], owner, ttl)
+            now = lease_clock()
+            claimed_ahead.update((k, now) for k in ahead if outcomes[k] == CLAIMED)
+            outcome = outcomes[key]
         if outcome not in (CLAIMED, BUSY, BATCHED):
             completion = cache.get(key)
             if completion is not None:
@@ -751,7 +783,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                         await settle(worst)
                 completion, dollars = charge_answer(request, completion)
                 if leasing:
-                    cache.put(key, completion, identity=identity, request=request)
+                    cache.put(key, completion, identity=identity, request=request,
+                              payload_text=keyed[first_index[key]][1])
                 # After the put: settling commits the held answer in the same transaction,
                 # so an attempt is never settled while its paid answer could still be lost.
                 close(dollars)
@@ -761,9 +794,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     bar.update(1)
                 if leasing:
                     # Let the workers woken with this one put their answers too: the next
-                    # claim then commits them all in one transaction (one commit per answer
-                    # was a fifth of a run's time), still before this worker sends anything
-                    # else.
+                    # claim or flush before a send then commits them all in one transaction
+                    # (one commit per answer was a fifth of a run's time).
                     await asyncio.sleep(0)
                 return "answered"
         except JudgeBackendError as err:
@@ -794,8 +826,10 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
     finally:
         if leasing:
             # The cache holds back the last answers for a few milliseconds (it commits them
-            # in groups): commit them now, whether the run ended, failed or was cancelled.
+            # in groups): commit them now, whether the run ended, failed or was cancelled;
+            # then release the leases claimed ahead for calls never sent.
             cache.flush()
+            cache.release_many(claimed_ahead, owner)
         if bar is not None and progress is None:
             bar.close()
         report.elapsed += time.perf_counter() - start
