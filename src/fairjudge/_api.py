@@ -252,12 +252,13 @@ def _check_assumption(comparisons, x, names, fit, diagnostics, *, prior_precisio
     from fairjudge.models._bt import standardise_covariates
 
     x_std = standardise_covariates(x, names, comparisons.n_items)[0]
-    uncorrected = fit_model("bias-aware", comparisons.without_covariates(), None,
+    plain = comparisons.without_covariates()  # one object: its pair table is reused
+    uncorrected = fit_model("bias-aware", plain, None,
                             prior_precision=prior_precision,
                             bias_prior_precision=bias_prior_precision, position=position,
                             init=_uncorrected_start(fit, comparisons, x, names, position),
                             check_graph=False)
-    check = check_independence_assumption(comparisons, x_std, names, uncorrected, fit)
+    check = check_independence_assumption(plain, x_std, names, uncorrected, fit)
     diagnostics["assumption"] = check.as_dict()
     if check.reasons:
         warnings.warn(

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import special, stats
 
 from fairjudge.data._encode import Comparisons
@@ -80,39 +81,31 @@ def check_independence_assumption(comparisons: Comparisons, x_std: np.ndarray, n
     """The three signs for a bias-aware fit with item covariates ``x_std`` (standardised,
     shape (N, d), d >= 1). ``uncorrected`` is the same model without item covariates, fitted
     to ``comparisons.without_covariates()`` (position terms if ``corrected`` has them)."""
-    from fairjudge.stats._logistic import logistic_regression
-
     pairs = aggregate_pairs(comparisons.without_covariates())
-    y = pairs.wins / pairs.n
-    dx = x_std[pairs.first] - x_std[pairs.second]
-    n_judges, d = comparisons.n_judges, x_std.shape[1]
+    n_judges = comparisons.n_judges
     position = any(b.name == POSITION for b in corrected.bias)
     kappa = np.zeros(n_judges)
-    judge_columns = np.zeros((pairs.n.size, n_judges * position))
     if position:
         kappa = np.array([uncorrected.bias_estimate(POSITION, j).estimate
                           for j in comparisons.judges])
-        judge_columns[np.arange(pairs.n.size), pairs.judge] = 1.0
-    per_judge = np.zeros((pairs.n.size, n_judges * d))
-    for j in range(n_judges):
-        rows = pairs.judge == j
-        per_judge[rows, j * d:(j + 1) * d] = dx[rows]
-
-    def best(design):
-        """Log-likelihood of the best fit of ``design`` (a ridge of 1e-6 keeps a column
-        without variation finite)."""
-        if design.shape[1] == 0:
-            return log_likelihood(np.zeros(pairs.n.size))
-        fit = logistic_regression(design, y, weights=pairs.n, l2=1e-6, fit_intercept=False)
-        return log_likelihood(design @ fit.coef)
-
-    def log_likelihood(eta):
-        return float(np.sum(pairs.n * (y * eta - np.logaddexp(0.0, eta))))
-
-    base = best(judge_columns)
-    quality = log_likelihood(uncorrected.scores[pairs.first] - uncorrected.scores[pairs.second]
-                             + kappa[pairs.judge]) - base
-    covariates = best(np.hstack([judge_columns, per_judge])) - base
+    # Both regressions below give each judge terms of its own, so they split into one small
+    # regression per judge -- exactly the joint fit.
+    base = covariates = 0.0
+    for rows in pairs.judge_slices():
+        if rows.start == rows.stop:
+            continue
+        dx, n, wins = _group_equal_rows(x_std[pairs.first[rows]] - x_std[pairs.second[rows]],
+                                        pairs.n[rows], pairs.wins[rows])
+        if position:
+            base += _best_log_likelihood(np.ones((1, 1)), n.sum(keepdims=True),
+                                         wins.sum(keepdims=True))
+            dx = np.column_stack([np.ones(n.size), dx])
+        else:
+            base += _log_likelihood(np.zeros(n.size), n, wins)
+        covariates += _best_log_likelihood(dx, n, wins)
+    quality = _log_likelihood(uncorrected.scores[pairs.first] - uncorrected.scores[pairs.second]
+                              + kappa[pairs.judge], pairs.n, pairs.wins) - base
+    covariates -= base
     share = float(covariates / quality) if quality > 0 else float("nan")
     tau = float(stats.kendalltau(uncorrected.scores, corrected.scores).statistic)
     z = float(special.ndtri(0.975))
@@ -131,3 +124,35 @@ def check_independence_assumption(comparisons: Comparisons, x_std: np.ndarray, n
                        "the scores without it), which correcting a large real bias does and "
                        "so does removing real quality; only human labels tell them apart")
     return AssumptionCheck(tuple(names), share, tau, float(widest), tuple(reasons))
+
+
+def _log_likelihood(eta: np.ndarray, n: np.ndarray, wins: np.ndarray) -> float:
+    """Binomial log-likelihood (up to a constant) of ``wins`` of ``n`` at log-odds ``eta``."""
+    return float(np.sum(wins * eta - n * np.logaddexp(0.0, eta)))
+
+
+def _best_log_likelihood(design: np.ndarray, n: np.ndarray, wins: np.ndarray) -> float:
+    """Log-likelihood of the best logistic fit of ``design`` (shape (G, p)) to ``wins`` of
+    ``n`` (a ridge of 1e-6 keeps a column without variation finite)."""
+    from fairjudge.stats._logistic import logistic_regression
+
+    if design.shape[1] == 0:
+        return _log_likelihood(np.zeros(n.size), n, wins)
+    fit = logistic_regression(design, wins / n, weights=n, l2=1e-6, fit_intercept=False)
+    return _log_likelihood(design @ fit.coef, n, wins)
+
+
+def _group_equal_rows(dx: np.ndarray, n: np.ndarray, wins: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``dx`` (shape (P, d)) that are equal, merged: ``(distinct rows, total n,
+    total wins)``. Exact for a log-likelihood whose log-odds depend on a row only through
+    ``dx``; item covariates such as lengths leave a few thousand distinct differences of
+    millions of pairs."""
+    code = np.zeros(dx.shape[0], dtype=np.int64)
+    for column in dx.T:
+        column_code, values = pd.factorize(column)
+        code, _ = pd.factorize(code * len(values) + column_code)
+    distinct = np.zeros((int(code.max(initial=-1)) + 1, dx.shape[1]))
+    distinct[code] = dx
+    return (distinct, np.bincount(code, weights=n, minlength=distinct.shape[0]),
+            np.bincount(code, weights=wins, minlength=distinct.shape[0]))

@@ -370,7 +370,8 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
                                   "verdict; keep one")
     pairs = aggregate_pairs(comparisons, v_std)
     if check_graph:
-        warn_disconnected(pair_components(comparisons.n_items, pairs.first, pairs.second),
+        lo, hi, _ = pairs.unordered_pairs()
+        warn_disconnected(pair_components(comparisons.n_items, lo, hi, distinct=True),
                           comparisons.item_ids, stacklevel=3)
     names = tuple(names) + v_names
     scale = np.concatenate([np.asarray(scale, dtype=float), v_scale])

@@ -44,6 +44,44 @@ class PairTable:
     covariate_diff: np.ndarray | None = None
     """Per-verdict covariate differences of each row, shape (P, d_v), or None."""
 
+    def judge_slices(self) -> list[slice]:
+        """Each judge's rows (rows come sorted by judge, so each judge owns one slice)."""
+        bounds = np.searchsorted(self.judge, np.arange(self.n_judges + 1))
+        return [slice(int(bounds[j]), int(bounds[j + 1])) for j in range(self.n_judges)]
+
+    def signed_incidence(self) -> tuple[sparse.csc_array, list]:
+        """The signed incidence of items in rows, shape (N, P) (+1 for the first-shown item,
+        -1 for the second), built column by column without sorting, and its column block of
+        each judge's rows. Computed once per table, like :meth:`unordered_pairs`."""
+        cached = self.__dict__.get("_incidence")
+        if cached is None:
+            n_pairs = self.n.shape[0]
+            index = np.int32 if 2 * n_pairs < np.iinfo(np.int32).max else np.int64
+            rows = np.empty(2 * n_pairs, dtype=index)
+            rows[0::2], rows[1::2] = self.first, self.second
+            signs = np.empty(2 * n_pairs)
+            signs[0::2], signs[1::2] = 1.0, -1.0
+            incidence = sparse.csc_array(
+                (signs, rows, np.arange(0, 2 * n_pairs + 1, 2, dtype=index)),
+                shape=(self.n_items, n_pairs))
+            cached = (incidence, [incidence[:, rows_j] for rows_j in self.judge_slices()])
+            object.__setattr__(self, "_incidence", cached)
+        return cached
+
+    def unordered_pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lo, hi, inverse)``: the distinct unordered pairs ``lo < hi`` compared, sorted,
+        each of shape (E,), and the index (P,) of each row's pair among them. Computed once
+        per table (a sort of every row at large N) and shared by every fit and the graph
+        check on it."""
+        cached = self.__dict__.get("_unordered")
+        if cached is None:
+            lo = np.minimum(self.first, self.second)
+            hi = np.maximum(self.first, self.second)
+            distinct, inverse = unique_keys(lo * self.n_items + hi, self.n_items * self.n_items)
+            cached = (*np.divmod(distinct, self.n_items), inverse)
+            object.__setattr__(self, "_unordered", cached)
+        return cached
+
 
 def unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of integer ``key`` (all in ``[0, n_keys)``) and the inverse map.
@@ -66,8 +104,20 @@ def aggregate_pairs(comparisons: Comparisons, verdict_design: np.ndarray | None 
 
     With per-verdict covariates (``verdict_design``, shape (M, d_v), already standardised)
     verdicts aggregate only when the triple and every covariate value agree, so the rows
-    stay sorted by judge and the likelihood is unchanged.
+    stay sorted by judge and the likelihood is unchanged. Without them the table is computed
+    once per :class:`Comparisons` (whose arrays are not to be modified) and reused: a fit,
+    the graph check and the assumption check's second fit all start from it.
     """
+    if verdict_design is None or not verdict_design.shape[1]:
+        cached = comparisons.__dict__.get("_pair_table")
+        if cached is None:
+            cached = _aggregate(comparisons, None)
+            object.__setattr__(comparisons, "_pair_table", cached)
+        return cached
+    return _aggregate(comparisons, verdict_design)
+
+
+def _aggregate(comparisons: Comparisons, verdict_design: np.ndarray | None) -> PairTable:
     n_items, n_judges = comparisons.n_items, comparisons.n_judges
     key = (comparisons.judge * n_items + comparisons.first) * n_items + comparisons.second
     credit = comparisons.weight * comparisons.first_score
@@ -153,17 +203,10 @@ class PenalisedBT:
         # Design of the bias part of each pair: covariate differences and the position 1.
         dx = np.hstack([covariates[pairs.first] - covariates[pairs.second], verdict_dx])
         self.bias_design = np.hstack([dx, np.ones((dx.shape[0], 1))]) if position else dx
-        # Pairs come out of `aggregate_pairs` sorted by judge, so each judge owns one slice.
-        bounds = np.searchsorted(pairs.judge, np.arange(self.n_judges + 1))
-        self.judge_slices = [slice(int(bounds[j]), int(bounds[j + 1]))
-                             for j in range(self.n_judges)]
+        self.judge_slices = pairs.judge_slices()
         # Each unordered pair {lo, hi} fills two off-diagonal Hessian cells; precomputing the
         # map lets the Hessian be written by assignment instead of an N x N histogram.
-        lo = np.minimum(pairs.first, pairs.second)
-        hi = np.maximum(pairs.first, pairs.second)
-        unordered, self._unordered_inverse = unique_keys(lo * self.n_items + hi,
-                                                         self.n_items * self.n_items)
-        self._lo, self._hi = np.divmod(unordered, self.n_items)
+        self._lo, self._hi, self._unordered_inverse = pairs.unordered_pairs()
         # Work buffers reused across Newton iterations: fresh multi-megabyte arrays would
         # cost page faults on every call.
         n_pairs = pairs.n.shape[0]
@@ -172,18 +215,9 @@ class PenalisedBT:
         self._resid = np.empty(n_pairs)
         self._curv = np.empty(n_pairs)
         self._zc = np.empty((n_pairs, self.q))
-        # Signed incidence of items in pairs (+1 first, -1 second), (N, pairs), built column
-        # by column without sorting: ``incidence @ w`` sums a per-pair quantity into items,
-        # several columns in one pass (about ten times faster than pairs of bincounts).
-        index = np.int32 if 2 * n_pairs < np.iinfo(np.int32).max else np.int64
-        rows = np.empty(2 * n_pairs, dtype=index)
-        rows[0::2], rows[1::2] = pairs.first, pairs.second
-        signs = np.empty(2 * n_pairs)
-        signs[0::2], signs[1::2] = 1.0, -1.0
-        self._incidence = sparse.csc_array(
-            (signs, rows, np.arange(0, 2 * n_pairs + 1, 2, dtype=index)),
-            shape=(self.n_items, n_pairs))
-        self._judge_incidence = [self._incidence[:, rows_j] for rows_j in self.judge_slices]
+        # ``incidence @ w`` sums a per-pair quantity into items, several columns in one
+        # pass (about ten times faster than pairs of bincounts).
+        self._incidence, self._judge_incidence = pairs.signed_incidence()
         self._eta_of = None  # the parameters `_eta` was last computed at by `value`
 
     # -- likelihood pieces -------------------------------------------------------------

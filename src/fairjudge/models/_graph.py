@@ -10,10 +10,11 @@ from scipy.sparse.csgraph import connected_components
 
 from fairjudge._util._warnings import ComparisonGraphWarning
 from fairjudge.data._encode import Comparisons
-from fairjudge.models._engine import unique_keys
+from fairjudge.models._engine import aggregate_pairs, unique_keys
 
 
-def pair_components(n_items: int, first, second) -> list[np.ndarray]:
+def pair_components(n_items: int, first, second, *, distinct: bool = False
+                    ) -> list[np.ndarray]:
     """Connected components of the undirected graph with an edge per compared pair.
 
     Parameters
@@ -21,6 +22,9 @@ def pair_components(n_items: int, first, second) -> list[np.ndarray]:
     n_items : int
     first, second : array_like of int, shape (M,)
         Item indices of the two sides of each comparison.
+    distinct : bool
+        The pairs are already distinct (as :meth:`PairTable.unordered_pairs` gives them):
+        skip collapsing repeated pairs.
 
     Returns
     -------
@@ -30,7 +34,7 @@ def pair_components(n_items: int, first, second) -> list[np.ndarray]:
     """
     first = np.asarray(first, dtype=np.int64)
     second = np.asarray(second, dtype=np.int64)
-    if first.size > 4 * n_items:
+    if not distinct and first.size > 4 * n_items:
         # Many verdicts per pair: the distinct pairs (a histogram pass) make a smaller graph.
         lo, hi = np.minimum(first, second), np.maximum(first, second)
         distinct, _ = unique_keys(lo * n_items + hi, n_items * n_items)
@@ -49,7 +53,8 @@ def comparison_components(comparisons: Comparisons) -> list[np.ndarray]:
     list of ndarray of int
         Item indices of each component; an item never compared is its own component.
     """
-    return pair_components(comparisons.n_items, comparisons.first, comparisons.second)
+    lo, hi, _ = aggregate_pairs(comparisons).unordered_pairs()  # shared with the fit
+    return pair_components(comparisons.n_items, lo, hi, distinct=True)
 
 
 def describe_components(item_ids, components: list[np.ndarray], max_shown: int = 4) -> str:
