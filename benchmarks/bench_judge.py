@@ -9,7 +9,7 @@ the CPU, so these are lower bounds for a remote provider.
 
 It then compares the full path with a bare aiohttp client (one session, the same request
 bodies built beforehand, nothing stored) against the same server at concurrency 64:
-``--pairs`` alternating runs of each, every pipeline run on a fresh cache and fresh
+``--pairs`` pairs of runs, in alternating order, every pipeline run on a fresh cache and fresh
 requests, reporting the median of the paired ratios of wall-clock rate and of verdicts per
 client CPU-second (the client's own cost, less sensitive to the server sharing the cores).
 
@@ -75,6 +75,8 @@ def bare_client(url: str, bodies: list[dict], concurrency: int) -> tuple[float, 
                 while queue:
                     async with session.post(f"{url}/chat/completions", json=queue.pop(),
                                             headers={"Authorization": "Bearer sk-bench"}) as r:
+                        if r.status != 200:
+                            raise RuntimeError(f"the bare client got HTTP {r.status}")
                         await r.json()
 
             await asyncio.gather(*(worker() for _ in range(concurrency)))
@@ -101,14 +103,18 @@ def pipeline(url: str, requests: list[JudgeRequest], concurrency: int,
 
 
 def compare_with_bare(url: str, n: int, pairs: int, concurrency: int, tmp: str) -> list:
-    """Alternate bare and pipeline runs; rows of (run, wall rate, CPU rate) per pair."""
+    """Bare and pipeline runs in pairs, each pair in the other order than the last; rows of
+    (bare wall rate, bare CPU rate, pipeline wall rate, pipeline CPU rate) per pair."""
     backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY")
     rows = []
     for pair in range(pairs):
         requests = make_requests(n, f"pair{pair}")
         bodies = [backend.request_body(r) for r in requests]
-        bare_wall, bare_cpu = bare_client(url, bodies, concurrency)
-        wall, cpu = pipeline(url, requests, concurrency, Path(tmp) / f"pair{pair}.sqlite")
+        runs = {}
+        for kind in (("bare", "pipeline") if pair % 2 == 0 else ("pipeline", "bare")):
+            runs[kind] = (bare_client(url, bodies, concurrency) if kind == "bare" else
+                          pipeline(url, requests, concurrency, Path(tmp) / f"p{pair}.sqlite"))
+        (bare_wall, bare_cpu), (wall, cpu) = runs["bare"], runs["pipeline"]
         rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu))
     return rows
 

@@ -230,34 +230,84 @@ def test_a_run_stopped_by_the_cap_releases_the_keys_it_claimed_ahead(billing, tm
 
 
 @pytest.mark.parametrize("lease_age", [0.0, 1e6])
-def test_keys_are_claimed_in_groups_and_claimed_again_once_their_lease_is_half_spent(
+def test_keys_are_claimed_in_groups_and_renewed_before_a_send_once_half_spent(
         billing, tmp_path, monkeypatch, lease_age):
-    """With fresh leases a run claims its keys in groups of its concurrency; when every lease
-    has aged past half its life by the time its call is sent, each key is claimed again
-    (as the head of its own claim) before it is sent."""
+    """With fresh leases a run claims its keys in groups of its concurrency and renews none;
+    when every lease has aged past half its life by the time its request leaves, each key's
+    lease is renewed (a claim of that key alone) right before it is sent."""
     from fairjudge.judges import JudgeRequest, Message, _runner, run_requests
 
     ticks = iter(range(10 ** 6))
     monkeypatch.setattr(_runner, "lease_clock", lambda: next(ticks) * lease_age)
     requests = [JudgeRequest(messages=(Message("user", f"Say A or B about item {i}."),),
                              settings=SETTINGS) for i in range(40)]
-    heads = []
+    claims = []
     with CompletionCache(tmp_path / "c.sqlite") as cache:
         claim_many = cache.claim_many
 
         def recording(keys, owner, ttl):
-            keys = list(keys)
-            heads.append(keys[0])
+            claims.append(list(keys))
             return claim_many(keys, owner, ttl)
 
         cache.claim_many = recording
         results = run_requests(backend(billing), requests, cache=cache,
                                options=RunOptions(concurrency=8))
     assert all(r is not None for r in results)
+    keys = {r.key for r in results}
+    renewed = {group[0] for group in claims if len(group) == 1}
     if lease_age == 0.0:
-        assert len(heads) == 40 // 8
+        assert len(claims) == 40 // 8 and not renewed
+        assert {key for group in claims for key in group} == keys
     else:
-        assert sorted(heads) == sorted(r.key for r in results)
+        assert renewed == keys
+
+
+def test_a_lease_lost_while_waiting_stops_the_send(tmp_path, monkeypatch):
+    """A lease half spent is renewed right before the send; one that ran out and was taken
+    by another process makes the run give the key up instead of paying for it too."""
+    import sqlite3
+    import time as clock
+
+    from fairjudge.judges import _runner
+
+    now = [0.0]
+    monkeypatch.setattr(_runner, "lease_clock", lambda: now[0])
+    with CompletionCache(tmp_path / "c.sqlite") as cache:
+        leases = _runner._Leases(cache, "host-a:1:x", ttl=10.0, group=4)
+        assert leases.claim("k", ["k2", "k3"]) == CLAIMED
+        assert set(leases.taken) == {"k", "k2", "k3"}
+        assert leases.before_send("k")  # fresh: nothing to renew
+        now[0] = 6.0
+        assert leases.before_send("k") and leases.taken["k"] == 6.0  # renewed
+        with sqlite3.connect(tmp_path / "c.sqlite") as other:  # k2 expired, then taken
+            other.execute("UPDATE leases SET owner = 'host-b:2:y', expires = ? WHERE key = "
+                          "'k2'", (clock.time() + 100,))
+        assert not leases.before_send("k2") and "k2" not in leases.taken
+        leases.release_unused()
+        assert cache.claim("k3", "host-b:2:y", ttl=60) == CLAIMED  # released
+        assert cache.claim("k2", "host-a:1:x", ttl=60) == BUSY  # still the other's
+
+
+def test_nothing_is_held_uncommitted_when_a_request_leaves(billing, tmp_path):
+    """Answers put while other workers wait on the rate limiter are committed before any of
+    those workers' requests leaves."""
+    from fairjudge.judges import JudgeRequest, Message, run_requests
+
+    requests = [JudgeRequest(messages=(Message("user", f"Say A or B about item {i}."),),
+                             settings=SETTINGS) for i in range(60)]
+    held_at_send = []
+    judge = backend(billing)
+    complete = judge.complete
+    with CompletionCache(tmp_path / "c.sqlite", commit_interval=3600) as cache:
+        async def checking(request):
+            held_at_send.append(len(cache._pending))
+            return await complete(request)
+
+        judge.complete = checking
+        results = run_requests(judge, requests, cache=cache,
+                               options=RunOptions(concurrency=8, requests_per_minute=60000))
+    assert all(r is not None for r in results)
+    assert len(held_at_send) == 60 and max(held_at_send) == 0
 
 
 @pytest.mark.slow

@@ -221,9 +221,9 @@ class CompletionCache:
     batch change: each writes the held completions first, in the same transaction), by
     :meth:`flush`, by :meth:`close`, when the cache is collected or the interpreter exits,
     and at the latest ``commit_interval`` seconds after it was put (a flush the loop
-    schedules). The runner commits what the cache holds before it sends any request (it
-    claims the next keys of its queue in groups, and flushes before sending a key it has
-    already claimed), so an answer is committed before its run spends anything more. A
+    schedules). The runner commits what the cache holds right before it starts any request
+    (it claims the next keys of its queue in groups, and flushes or renews a lease before
+    each attempt), so an answer is committed before its run spends anything more. A
     crash or a ``kill -9`` loses at most the calls in flight and the completions held back
     (at most ``commit_interval`` seconds' worth), and a lost completion is like a call in
     flight: its lease stays (its owner is dead, so the lease is stale at once), and its
@@ -429,8 +429,8 @@ class CompletionCache:
         returning: key -> outcome. A runner claims the next keys it will send together, so
         that a run commits once per group of calls rather than once per call."""
         keys = list(dict.fromkeys(keys))
-        now = time.time()
         with self._transaction() as conn:
+            now = time.time()  # once the write lock is ours: waiting for it spends no lease
             done = {key for key in keys if key in self._pending}
             done.update(row[0] for row in _rows_for_keys(
                 conn, "SELECT key FROM completions WHERE key IN ({})", keys))

@@ -184,7 +184,9 @@ class RunOptions:
         Seeds the backoff jitter.
     lease_seconds : float
         How long a claim on a key (see :meth:`CompletionCache.claim`) lasts before another
-        process may take it over; renewed before every attempt. Longer than any attempt.
+        process may take it over. Keys are claimed in groups ahead of their calls, and a
+        lease is renewed right before any attempt (retries included) once half of it has
+        passed. At least twice the backend's timeout is used.
     batch : BatchOptions or None
         Send the calls through the backend's batch API (OpenAI Batch, Anthropic Message
         Batches: half the price, answers within 24 h) or as ``vllm run-batch`` files,
@@ -415,8 +417,68 @@ class TokenRateLimiter:
 
 
 def lease_clock() -> float:
-    """Seconds on the clock that ages the leases a run claimed ahead of their calls."""
+    """Seconds on the clock that ages the leases a run holds."""
     return time.monotonic()
+
+
+class _Leases:
+    """The leases one run holds on the keys it pays for (see :meth:`CompletionCache.claim`).
+
+    A key is claimed together with the next keys of the run's queue, in one transaction
+    that commits before any of them is sent: a run commits once per group of calls, not
+    once per call (those commits were most of the cache's cost). Right before a request
+    leaves, the answers the cache holds are committed and a lease with less than half its
+    ``ttl`` left is renewed, so a lease outlives every attempt (``ttl`` is at least twice
+    the backend's timeout). Leases of calls never sent are released at the end.
+    """
+
+    def __init__(self, cache: CompletionCache, owner: str, ttl: float, group: int):
+        self.cache, self.owner, self.ttl, self.group = cache, owner, ttl, max(1, group)
+        #: key -> lease_clock() just before the claim that took (or renewed) our lease
+        self.taken: dict[str, float] = {}
+
+    def claim(self, key: str, upcoming: list) -> str:
+        """The outcome for ``key`` (:data:`CLAIMED`, :data:`DONE`, :data:`BUSY` or
+        :data:`BATCHED`). A key claimed earlier whose lease is fresh is ours already;
+        otherwise it is claimed with the first ``group - 1`` keys of ``upcoming`` (the
+        next keys to be sent, in order) that are not ours yet."""
+        taken = self.taken.get(key)
+        if taken is not None and lease_clock() - taken < self.ttl / 2:
+            return CLAIMED
+        keys = [key, *[k for k in upcoming[:self.group - 1] if k not in self.taken]]
+        now = lease_clock()
+        outcomes = self.cache.claim_many(keys, self.owner, self.ttl)
+        for k in keys:
+            if outcomes[k] == CLAIMED:
+                self.taken[k] = now
+            else:
+                self.taken.pop(k, None)
+        return outcomes[key]
+
+    def before_send(self, key: str) -> bool:
+        """Right before a request for ``key`` leaves (nothing awaited in between): commit
+        the answers held (with the renewal, if one is due) and renew a half-spent lease.
+        False if the lease was lost meanwhile (another process pays for the key now)."""
+        now = lease_clock()
+        if now - self.taken.get(key, -math.inf) < self.ttl / 2:
+            self.cache.flush()
+            return True
+        if self.cache.claim(key, self.owner, self.ttl) != CLAIMED:
+            self.taken.pop(key, None)
+            return False
+        self.taken[key] = now
+        return True
+
+    def finish(self, key: str, answered: bool) -> None:
+        """The call for ``key`` is over: without an answer, another process may pay."""
+        self.taken.pop(key, None)
+        if not answered:
+            self.cache.release(key, self.owner)
+
+    def release_unused(self) -> None:
+        """Release the leases of keys claimed ahead but never sent."""
+        self.cache.release_many(list(self.taken), self.owner)
+        self.taken.clear()
 
 
 def estimated_input_tokens(request: JudgeRequest) -> int:
@@ -449,7 +511,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
 
     Identical requests (same cache key) are sent once. Each fresh completion is written to
     the cache the moment it arrives, before anything else can fail: it is committed before
-    the run sends another request (answers that arrive together commit together), within
+    the run starts another request (answers that arrive together commit together), within
     the cache's ``commit_interval``, and before this function returns or raises. Keys are
     claimed (leased, see :meth:`CompletionCache.claim`) in groups of ``concurrency``, each
     group committed before any of its keys is sent; leases left unused are released.
@@ -664,35 +726,15 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         report.output_tokens += completion.usage.output_tokens
         return completion, dollars
 
-    # Keys claimed ahead of their call (key -> lease_clock() at the claim). A worker
-    # claims the next keys of the queue together with its own, in one transaction that
-    # commits before any of them is sent: a run then commits once per group of calls, not
-    # once per call (those commits were most of the cache's cost). A key whose lease is
-    # half spent when its turn comes is claimed again; leases still unused when the run
-    # ends are released.
-    claimed_ahead: dict[str, float] = {}
-    claim_group = max(1, options.concurrency)
+    leases = _Leases(cache, owner, ttl, options.concurrency) if leasing else None
 
     def claim(key: str) -> str:
         """Claim the key for this process (leases across processes sharing the cache);
-        an answer stored meanwhile by another process is taken from the cache. Either way
-        the answers the cache holds back are committed before the key is sent."""
-        if not leasing:
+        an answer stored meanwhile by another process is taken from the cache."""
+        if leases is None:
             return CLAIMED
-        claimed_at = claimed_ahead.pop(key, None)
-        if claimed_at is not None and lease_clock() - claimed_at < ttl / 2:
-            # Answers put since the last commit are committed before this worker spends
-            # more: answers that arrived together are committed together, by the first
-            # worker to send again.
-            cache.flush()
-            outcome = CLAIMED
-        else:
-            # The queue is popped from its end: its last keys are the next to be sent.
-            ahead = [k for k in queue[:-claim_group:-1] if k not in claimed_ahead]
-            outcomes = cache.claim_many([key, *ahead], owner, ttl)
-            now = lease_clock()
-            claimed_ahead.update((k, now) for k in ahead if outcomes[k] == CLAIMED)
-            outcome = outcomes[key]
+        # The queue is popped from its end: its last keys are the next to be sent.
+        outcome = leases.claim(key, queue[:-leases.group:-1])
         if outcome not in (CLAIMED, BUSY, BATCHED):
             completion = cache.get(key)
             if completion is not None:
@@ -718,8 +760,6 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
         capped = options.max_cost is not None
         try:
             for attempt in range(options.max_retries + 1):
-                if attempt and leasing:
-                    cache.claim(key, owner, ttl)  # renew the lease before each retry
                 # Every attempt may be billed: each one reserves its own worst case, with a
                 # durable record in the cache's ledger (if this process dies with it in
                 # flight, a rerun still counts it against the cap).
@@ -742,6 +782,13 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
                     if tpm:
                         reserved = await tpm.acquire(request,
                                                      output_budget(request, backend) or 0)
+                    if leases is not None and not leases.before_send(key):
+                        # The lease ran out while waiting and another process took the key:
+                        # nothing was sent, nothing billed.
+                        if tpm:
+                            tpm.limiter.refund(reserved)
+                        close(0.0)
+                        return "busy"
                     report.attempts += 1
                     completion = await backend.complete(request)
                     if tpm:
@@ -804,8 +851,8 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             state["fatal"] = err
             return "failed"
         finally:
-            if leasing and key not in answers:
-                cache.release(key, owner)
+            if leases is not None:
+                leases.finish(key, key in answers)
 
     async def worker() -> None:
         while queue and not ledger.stop and state["fatal"] is None:
@@ -829,7 +876,7 @@ async def execute_requests(backend: JudgeBackend, requests: list[JudgeRequest], 
             # in groups): commit them now, whether the run ended, failed or was cancelled;
             # then release the leases claimed ahead for calls never sent.
             cache.flush()
-            cache.release_many(claimed_ahead, owner)
+            leases.release_unused()
         if bar is not None and progress is None:
             bar.close()
         report.elapsed += time.perf_counter() - start

@@ -127,7 +127,8 @@ def check_independence_assumption(comparisons: Comparisons, x_std: np.ndarray, n
 
 
 def _log_likelihood(eta: np.ndarray, n: np.ndarray, wins: np.ndarray) -> float:
-    """Binomial log-likelihood (up to a constant) of ``wins`` of ``n`` at log-odds ``eta``."""
+    """Binomial log-likelihood (up to a constant) of ``wins`` of ``n`` at log-odds ``eta``
+    (all of shape (G,))."""
     return float(np.sum(wins * eta - n * np.logaddexp(0.0, eta)))
 
 

@@ -37,8 +37,8 @@ def pair_components(n_items: int, first, second, *, distinct: bool = False
     if not distinct and first.size > 4 * n_items:
         # Many verdicts per pair: the distinct pairs (a histogram pass) make a smaller graph.
         lo, hi = np.minimum(first, second), np.maximum(first, second)
-        distinct, _ = unique_keys(lo * n_items + hi, n_items * n_items)
-        first, second = np.divmod(distinct, n_items)
+        keys, _ = unique_keys(lo * n_items + hi, n_items * n_items)
+        first, second = np.divmod(keys, n_items)
     graph = coo_matrix((np.ones(first.size), (first, second)), shape=(n_items, n_items))
     n_comp, labels = connected_components(graph, directed=False)
     comps = [np.flatnonzero(labels == c) for c in range(n_comp)]

@@ -62,6 +62,8 @@ def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
                 collect(pending.popleft().result())
         while pending:
             collect(pending.popleft().result())
+        if not ranks:
+            raise FairjudgeInputError("rank summaries need at least one posterior draw")
         n, draws = ranks[0].shape[0], sum(block.shape[1] for block in ranks)
         membership = None if k is None else counts / draws
         # The "inverted_cdf" quantiles (the smallest draw whose empirical CDF reaches q), both
@@ -82,7 +84,8 @@ def posterior_rank_summaries(blocks, k: int | None, *, level: float = 0.95
 
 
 def descending_order(block: np.ndarray) -> np.ndarray:
-    """``np.argsort(-block, axis=1)`` for float64 draws (m, N), ties broken by index.
+    """A stable descending argsort of each row of float64 draws ``block`` (m, N): best
+    first, equal values by index; (m, N) indices.
 
     The sort runs on the float32 values (numpy sorts them several times faster), which
     order the draws exactly as their float64 values do except within runs of equal float32
