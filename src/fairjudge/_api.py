@@ -643,6 +643,7 @@ def solver_diagnostics(fit: BTFit) -> dict:
         errors = fit.posterior.marginal_variance_errors() / fit.marginal_variances()
         out["marginal_variance_max_rel_error"] = float(np.max(errors))
         out["marginal_variance_probes"] = int(fit.posterior.probes_used)
+        out["marginal_variance_product_probes"] = int(fit.posterior.product_probes_used)
     return out
 
 

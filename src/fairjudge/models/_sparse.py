@@ -309,8 +309,9 @@ class SparsePosterior:
     schur_inverse : ndarray, shape (B, B)
         ``S^{-1}``: exactly the posterior covariance of the bias parameters.
     n_probes : int
-        Rademacher probes of the estimate of ``diag(A^{-1})`` to start with (more are added,
-        up to :data:`MAX_PROBES`, while the estimate is imprecise).
+        Solve probes (one CG solve each) of the estimate of ``diag(A^{-1})`` to start with
+        (more are added, up to :data:`MAX_PROBES`, while the estimate is imprecise; the
+        product probes start at :data:`PRODUCT_PROBES`).
     seed : int or Generator
         Randomness of the probes (a fixed seed makes the estimate reproducible).
     max_exact : int
