@@ -599,7 +599,7 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
                           prior_precision=prior_precision,
                           bias_prior_precision=bias_prior_precision, position=position)
     diagnostics.update({"converged": fit.converged, "n_iter": fit.n_iter,
-                        "notes": list(fit.notes), **solver_diagnostics(fit)})
+                        "notes": list(fit.notes)})
     inflation = float(np.median(bias_fit.variance_inflation()))
     diagnostics["score_variance_inflation"] = inflation
     if inflation > WEAK_IDENTIFICATION and anchors is None:
@@ -648,15 +648,15 @@ def solver_diagnostics(fit: BTFit) -> dict:
 
 
 def ranking_from_fit(fit: BTFit, *, k: int | None, level: float, n_samples: int, rng,
-                     diagnostics: dict, membership=None, bias_fit: BTFit | None = None,
+                     diagnostics: dict, bias_fit: BTFit | None = None,
                      bootstrap=None) -> Ranking:
-    """A :class:`Ranking` of a fit: membership (drawn here unless given), the leaderboard
-    table and the bias table (of ``bias_fit``, default ``fit``)."""
+    """A :class:`Ranking` of a fit: membership, the leaderboard table, the bias table (of
+    ``bias_fit``, default ``fit``) and, in ``diagnostics``, which solver fitted."""
     ids = pd.Index(fit.item_ids, name="id")
-    board = leaderboard(fit, membership, k, level=level, n_samples=n_samples,
-                        bootstrap=bootstrap, rng=rng)
-    if membership is None:
-        membership = board["membership"].reindex(ids).to_numpy()
+    diagnostics.update(solver_diagnostics(fit))
+    board = leaderboard(fit, k, level=level, n_samples=n_samples, bootstrap=bootstrap,
+                        rng=rng)
+    membership = board["membership"].reindex(ids).to_numpy()
     return Ranking(
         topk=[] if k is None else [ids[i] for i in fit.topk(k)],
         scores=pd.Series(fit.scores, index=ids, name="score"),
@@ -670,18 +670,17 @@ def ranking_from_fit(fit: BTFit, *, k: int | None, level: float, n_samples: int,
     )
 
 
-def leaderboard(fit, membership, k, *, level: float, n_samples: int, bootstrap=None,
+def leaderboard(fit, k, *, level: float, n_samples: int, bootstrap=None,
                 rng=0) -> pd.DataFrame:
     """The per-item table of :class:`Ranking`, sorted best first (see ``to_frame``)."""
     z = float(stats.norm.ppf(0.5 + level / 2.0))
     se_centred = np.sqrt(fit.centred_variances())
     elo = elo_ratings(fit.scores)
-    # One set of posterior draws gives both the rank intervals and, unless given, membership.
-    drawn, rank_low, rank_high = posterior_rank_summaries(
-        fit.posterior_sample_blocks(n_samples, rng), k if membership is None else None,
-        level=level)
+    # One set of posterior draws gives both the rank intervals and membership.
+    membership, rank_low, rank_high = posterior_rank_summaries(
+        fit.posterior_sample_blocks(n_samples, rng), k, level=level)
     if membership is None:
-        membership = drawn if drawn is not None else np.full(fit.n_items, np.nan)
+        membership = np.full(fit.n_items, np.nan)
     frame = pd.DataFrame({
         "score": fit.scores,
         "std_error": np.sqrt(fit.marginal_variances()),

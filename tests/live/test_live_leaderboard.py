@@ -53,6 +53,23 @@ def test_streamed_verdicts_give_the_batch_fit(with_items):
                                    batch.bias["estimate"].to_numpy(float), atol=1e-6)
 
 
+def test_a_snapshot_fitted_by_the_sparse_solver_says_so(monkeypatch):
+    """The live board reports which solver fitted, as ``rank`` does, so its text and HTML
+    reports describe a sparse fit's estimated variances as estimated."""
+    from fairjudge.models import _bt
+    from fairjudge.report._text import solver_description
+
+    verdicts, items = stream(3, n_items=40)
+    monkeypatch.setattr(_bt, "SPARSE_MIN_ITEMS", 20)
+    board = LiveLeaderboard(items, covariates=["len"])
+    board.update(verdicts)
+    snapshot = board.snapshot()
+    assert snapshot.fit.solver == "sparse"
+    assert snapshot.diagnostics["solver"] == "sparse"
+    assert 0 < snapshot.diagnostics["marginal_variance_max_rel_error"] <= 0.004
+    assert solver_description(snapshot.diagnostics).startswith("sparse (marginal variances")
+
+
 def test_items_and_judges_may_arrive_mid_stream_and_counts_stay_bounded():
     verdicts, _ = stream(1)
     early = verdicts[verdicts["judge"] == "fair"].head(200)

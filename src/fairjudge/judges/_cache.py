@@ -360,9 +360,7 @@ class CompletionCache:
                 "SELECT key, backend, model, template, template_version, kind, raw, "
                 "probabilities, input_tokens, output_tokens, reasoning_tokens, latency, "
                 "created, request FROM verdicts").fetchall()
-            conn.executemany(
-                f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) VALUES "
-                f"({','.join('?' * len(_COLUMNS))})", [_legacy_row(r) for r in rows])
+            conn.executemany(_INSERT, [_legacy_row(r) for r in rows])
             conn.execute("DROP TABLE verdicts")
             conn.execute("INSERT OR REPLACE INTO cache_meta VALUES ('schema', ?)",
                          (SCHEMA_VERSION,))
@@ -431,13 +429,10 @@ class CompletionCache:
         keys = list(dict.fromkeys(keys))
         with self._transaction() as conn:
             now = time.time()  # once the write lock is ours: waiting for it spends no lease
-            done = {key for key in keys if key in self._pending}
-            done.update(row[0] for row in _rows_for_keys(
-                conn, "SELECT key FROM completions WHERE key IN ({})", keys))
-            batched = {row[0] for row in _rows_for_keys(
-                conn, "SELECT r.key FROM batch_requests r JOIN batches b ON b.token = r.token "
-                f"WHERE b.state IN {OPEN_BATCH_STATES} AND r.key IN ({{}})", keys)
-                } if self._any_open_batch() else set()
+            # The held completions are in the table already: the transaction wrote them.
+            done = {row[0] for row in _rows_for_keys(
+                conn, "SELECT key FROM completions WHERE key IN ({})", keys)}
+            batched = self._open_batches(keys)
             leases = {row[0]: row[1:] for row in _rows_for_keys(
                 conn, "SELECT key, owner, expires FROM leases WHERE key IN ({})", keys)}
             outcomes: dict[str, str] = {}
@@ -584,9 +579,10 @@ class CompletionCache:
             if job is not None and cap is not None:
                 spent = _job_spent(conn, job)
             taken, stopped_at = [], None
+            waiting = self._open_batches([key for key, _, _ in entries])
             for index, (key, worst, payload) in enumerate(entries):
-                if conn.execute("SELECT 1 FROM completions WHERE key = ?",
-                                (key,)).fetchone() or self._batch_of(key) is not None:
+                if key in waiting or conn.execute("SELECT 1 FROM completions WHERE key = ?",
+                                                  (key,)).fetchone():
                     continue
                 lease = conn.execute("SELECT owner, expires FROM leases WHERE key = ?",
                                      (key,)).fetchone()
@@ -612,29 +608,21 @@ class CompletionCache:
                      now))
         return taken, stopped_at
 
-    def _batch_of(self, key: str) -> str | None:
-        """The open batch that holds ``key`` (call with the lock held)."""
-        row = self._conn.execute(
-            "SELECT r.token FROM batch_requests r JOIN batches b ON b.token = r.token "
-            f"WHERE r.key = ? AND b.state IN {OPEN_BATCH_STATES}", (key,)).fetchone()
-        return None if row is None else row[0]
-
-    def _any_open_batch(self) -> bool:
-        """Whether any provider batch is open (call with the lock held)."""
-        return self._conn.execute(f"SELECT 1 FROM batches WHERE state IN {OPEN_BATCH_STATES} "
-                                  "LIMIT 1").fetchone() is not None
+    def _open_batches(self, keys) -> dict[str, str]:
+        """Key -> token of the open batch holding it, for the given keys that wait in one
+        (call with the lock held; one lookup when no batch is open)."""
+        if self._conn.execute(f"SELECT 1 FROM batches WHERE state IN {OPEN_BATCH_STATES} "
+                              "LIMIT 1").fetchone() is None:
+            return {}
+        return dict(_rows_for_keys(
+            self._conn, "SELECT r.key, r.token FROM batch_requests r JOIN batches b ON "
+            f"b.token = r.token WHERE b.state IN {OPEN_BATCH_STATES} AND r.key IN ({{}})",
+            list(dict.fromkeys(keys))))
 
     def batched(self, keys) -> dict[str, str]:
         """Key -> token of the open batch holding it, for the given keys that wait in one."""
         with self._lock:
-            found = {}
-            if not self._any_open_batch():
-                return found
-            for key in dict.fromkeys(keys):
-                token = self._batch_of(key)
-                if token is not None:
-                    found[key] = token
-        return found
+            return self._open_batches(keys)
 
     def set_batch(self, token: str, state: str, *, remote_id: str | None = None,
                   note: str | None = None, expected: str | None = None) -> bool:
@@ -707,7 +695,7 @@ class CompletionCache:
         transaction."""
         row = _completion_row(key, completion, payload, "batch")
         with self._transaction() as conn:
-            _insert_completion(conn, row)
+            conn.execute(_INSERT, row)
             if attempt is not None:
                 conn.execute("UPDATE spend SET dollars = ?, open = 0 WHERE id = ?",
                              (float(dollars), attempt))
@@ -832,14 +820,10 @@ _INSERT = (f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) "
            f"VALUES ({','.join('?' * len(_COLUMNS))})")
 
 
-def _insert_completion(conn, row: tuple) -> None:
-    conn.execute(_INSERT, row)
-
-
 @contextlib.contextmanager
-def _immediate(conn, pending: dict | None):
+def _immediate(conn, pending: dict):
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` that first writes the held completions
-    (``pending``: key -> (row, Completion); None to leave them held) and drops their leases;
+    (``pending``: key -> (row, Completion)) and drops their leases;
     they are forgotten only once committed, and a rolled-back transaction keeps them held.
     Call with the lock held."""
     conn.execute("BEGIN IMMEDIATE")

@@ -133,12 +133,10 @@ def _log_likelihood(eta: np.ndarray, n: np.ndarray, wins: np.ndarray) -> float:
 
 
 def _best_log_likelihood(design: np.ndarray, n: np.ndarray, wins: np.ndarray) -> float:
-    """Log-likelihood of the best logistic fit of ``design`` (shape (G, p)) to ``wins`` of
-    ``n`` (a ridge of 1e-6 keeps a column without variation finite)."""
+    """Log-likelihood of the best logistic fit of ``design`` (shape (G, p), p >= 1) to
+    ``wins`` of ``n`` (a ridge of 1e-6 keeps a column without variation finite)."""
     from fairjudge.stats._logistic import logistic_regression
 
-    if design.shape[1] == 0:
-        return _log_likelihood(np.zeros(n.size), n, wins)
     fit = logistic_regression(design, wins / n, weights=n, l2=1e-6, fit_intercept=False)
     return _log_likelihood(design @ fit.coef, n, wins)
 

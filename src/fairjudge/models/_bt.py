@@ -12,7 +12,7 @@ from fairjudge._util._threads import factorising_blas
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.data._encode import Comparisons
 from fairjudge.models._engine import DenseFactor, PenalisedBT, aggregate_pairs
-from fairjudge.models._graph import pair_components, warn_disconnected
+from fairjudge.models._graph import table_components, warn_disconnected
 from fairjudge.models._membership import (
     check_n_samples,
     gaussian_samples,
@@ -370,9 +370,7 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
                                   "verdict; keep one")
     pairs = aggregate_pairs(comparisons, v_std)
     if check_graph:
-        lo, hi, _ = pairs.unordered_pairs()
-        warn_disconnected(pair_components(comparisons.n_items, lo, hi, distinct=True),
-                          comparisons.item_ids, stacklevel=3)
+        warn_disconnected(table_components(pairs), comparisons.item_ids, stacklevel=3)
     names = tuple(names) + v_names
     scale = np.concatenate([np.asarray(scale, dtype=float), v_scale])
     q = x_std.shape[1] + len(v_names) + int(position)

@@ -75,12 +75,18 @@ class PairTable:
         check on it."""
         cached = self.__dict__.get("_unordered")
         if cached is None:
-            lo = np.minimum(self.first, self.second)
-            hi = np.maximum(self.first, self.second)
-            distinct, inverse = unique_keys(lo * self.n_items + hi, self.n_items * self.n_items)
-            cached = (*np.divmod(distinct, self.n_items), inverse)
+            cached = distinct_pairs(self.first, self.second, self.n_items)
             object.__setattr__(self, "_unordered", cached)
         return cached
+
+
+def distinct_pairs(first: np.ndarray, second: np.ndarray, n_items: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(lo, hi, inverse)``: the distinct unordered pairs ``lo < hi`` among the rows
+    ``(first, second)`` (shape (M,) each), sorted, and the index (M,) of each row's pair."""
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    keys, inverse = unique_keys(lo * n_items + hi, n_items * n_items)
+    return (*np.divmod(keys, n_items), inverse)
 
 
 def unique_keys(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
@@ -314,8 +320,7 @@ class PenalisedBT:
     def gradient_hessian(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Analytic gradient (P,) and full symmetric Hessian (P, P) of :meth:`value`."""
         _, grad, lower = self.evaluate(beta)
-        lower = np.tril(lower)
-        return grad, lower + np.tril(lower, -1).T
+        return grad, symmetrise_lower(lower)
 
     # -- solver -------------------------------------------------------------------------
     def default_start(self) -> np.ndarray:
@@ -375,7 +380,7 @@ class PenalisedBT:
             beta = beta - t * step
             d = self.derivatives(beta)
         if not converged:
-            stepper(self.derivatives(beta), gradient_rtol=1e-12)
+            stepper(d, gradient_rtol=1e-12)  # the posterior at `beta`, whose `d` is at hand
         objective = self.value(beta)
         # On convergence the last factor belongs to a point less than `tol` from `beta`.
         if solver == "sparse":

@@ -10,7 +10,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fairjudge._util._warnings import ComparisonGraphWarning
 from fairjudge.data._encode import Comparisons
-from fairjudge.models._engine import aggregate_pairs, unique_keys
+from fairjudge.models._engine import PairTable, aggregate_pairs, distinct_pairs
 
 
 def pair_components(n_items: int, first, second, *, distinct: bool = False
@@ -36,9 +36,7 @@ def pair_components(n_items: int, first, second, *, distinct: bool = False
     second = np.asarray(second, dtype=np.int64)
     if not distinct and first.size > 4 * n_items:
         # Many verdicts per pair: the distinct pairs (a histogram pass) make a smaller graph.
-        lo, hi = np.minimum(first, second), np.maximum(first, second)
-        keys, _ = unique_keys(lo * n_items + hi, n_items * n_items)
-        first, second = np.divmod(keys, n_items)
+        first, second, _ = distinct_pairs(first, second, n_items)
     graph = coo_matrix((np.ones(first.size), (first, second)), shape=(n_items, n_items))
     n_comp, labels = connected_components(graph, directed=False)
     comps = [np.flatnonzero(labels == c) for c in range(n_comp)]
@@ -53,8 +51,13 @@ def comparison_components(comparisons: Comparisons) -> list[np.ndarray]:
     list of ndarray of int
         Item indices of each component; an item never compared is its own component.
     """
-    lo, hi, _ = aggregate_pairs(comparisons).unordered_pairs()  # shared with the fit
-    return pair_components(comparisons.n_items, lo, hi, distinct=True)
+    return table_components(aggregate_pairs(comparisons))  # the table the fit shares
+
+
+def table_components(pairs: PairTable) -> list[np.ndarray]:
+    """:func:`pair_components` of an aggregated pair table, from its distinct pairs."""
+    lo, hi, _ = pairs.unordered_pairs()
+    return pair_components(pairs.n_items, lo, hi, distinct=True)
 
 
 def describe_components(item_ids, components: list[np.ndarray], max_shown: int = 4) -> str:
