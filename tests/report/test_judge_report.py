@@ -1,6 +1,8 @@
 """The one-page judge report: what it measures (naive vs corrected rankings, the sections a
 reader needs, in order) and that it escapes what it shows."""
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -115,3 +117,16 @@ def test_the_report_command(biased, tmp_path, capsys):
     code = main(["report", str(tmp_path / "v.jsonl"), "--strategy", str(tmp_path / "v.jsonl"),
                  "--html", str(tmp_path / "other.html")])
     assert code == 2 and "needs gold" in capsys.readouterr().err
+
+
+def test_a_large_pool_keeps_the_change_table_and_board_to_the_best_rows(report, monkeypatch):
+    """Like the leaderboard, the table of what the correction changes lists the best
+    BOARD_ROWS items by corrected rank and counts the rest."""
+    from fairjudge.report import _judge_report
+
+    monkeypatch.setattr(_judge_report, "BOARD_ROWS", 5)
+    page = report.to_html()
+    section = page.split("3. What does correcting it change?")[1].split("5. Leaderboard")[0]
+    order = [html.escape(i, quote=False) for i in report.changes().index]
+    assert f">{order[4]}<" in section and f">{order[5]}<" not in section
+    assert f"The {len(order) - 5} lower-ranked items are left out of this table" in section

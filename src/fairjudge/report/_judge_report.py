@@ -17,7 +17,7 @@ from fairjudge.report._audit import (
 from fairjudge.report._html import figure_data_uri, heat_table, html_table, render_html
 from fairjudge.report._plots import consistency_gap_plot, pareto_plot
 from fairjudge.report._provenance import Provenance
-from fairjudge.report._ranking_html import MATRIX_ITEMS, ranking_parts
+from fairjudge.report._ranking_html import BOARD_ROWS, MATRIX_ITEMS, ranking_parts
 
 #: Columns of the audit overview that say how biased a judge is, and how consistent.
 _BIAS_COLUMNS = ("first-slot rate, decisive (0.5 fair)", "length bias", "markdown bias",
@@ -66,6 +66,10 @@ def judge_report_html(report, *, title: str = "fairjudge report",
         "rank intervals overlap": changes["intervals_overlap"].map(
             {True: "yes", False: "no"})}, index=changes.index)
     shown.index.name = "item"
+    # Like the leaderboard, the table stops at BOARD_ROWS items: the rest are in no HTML page
+    # a browser opens quickly (`report.changes()` has every item).
+    changes_left_out = max(len(shown) - BOARD_ROWS, 0)
+    shown = shown.iloc[:BOARD_ROWS]
     validity = _external_validity(audits)
     comparison = report.comparison
     strategy = None
@@ -88,11 +92,10 @@ def judge_report_html(report, *, title: str = "fairjudge report",
         level=int(round(report.ranking.level * 100)),
         repeated="repetition stability" in consistency.columns,
         largest=_largest_move(moved),
-        changes=html_table(shown), validity=html_table(validity) if validity is not None
-        else None, validity_notes=[f"{judge}: {a.external_validity_note}"
-                                   for judge, a in audits.items()
-                                   if a.external_validity is None
-                                   and a.external_validity_note],
+        changes=html_table(shown), changes_left_out=changes_left_out,
+        validity=html_table(validity) if validity is not None else None,
+        validity_notes=[f"{judge}: {a.external_validity_note}" for judge, a in audits.items()
+                        if a.external_validity is None and a.external_validity_note],
         strategy=strategy, board=parts["board"], left_out=parts["left_out"],
         interval=parts["interval"],
         facts=parts["facts"],
