@@ -274,7 +274,7 @@ def test_a_lease_lost_while_waiting_stops_the_send(tmp_path, monkeypatch):
     monkeypatch.setattr(_runner, "lease_clock", lambda: now[0])
     with CompletionCache(tmp_path / "c.sqlite") as cache:
         leases = _runner._Leases(cache, "host-a:1:x", ttl=10.0, group=4)
-        assert leases.claim("k", ["k2", "k3"]) == CLAIMED
+        assert leases.claim("k", ["k3", "k2"]) == CLAIMED
         assert set(leases.taken) == {"k", "k2", "k3"}
         assert leases.before_send("k")  # fresh: nothing to renew
         now[0] = 6.0

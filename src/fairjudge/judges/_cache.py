@@ -131,9 +131,13 @@ _READ = ("text, finish_reason, logprobs, label_probabilities, input_tokens, outp
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+#: One encoder for every key (``json.dumps`` with options builds a new encoder per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value) -> str:
     """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def normalise_endpoint(url: str, *, keep_port: bool = True) -> str:
@@ -323,8 +327,9 @@ class CompletionCache:
     def flush(self) -> None:
         """Commit the completions put since the last commit (nothing to do if none)."""
         if self._pending:
-            with self._transaction():
-                pass
+            with self._lock:
+                _commit_held(self._conn, self._pending)
+                self._last_commit = time.monotonic()
 
     @contextlib.contextmanager
     def _transaction(self):
@@ -537,7 +542,10 @@ class CompletionCache:
         """
         if not self._finalizer.alive:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-        row = _completion_row(key, completion, request_payload(identity, request), "fresh",
+        if payload_text is None:
+            payload_text = canonical_json(request_payload(identity, request))
+        row = _completion_row(key, completion, identity, request.template,
+                              request.template_version, request.kind, request.sample, "fresh",
                               payload_text)
         with self._lock:
             self._pending[key] = (row, completion)
@@ -693,7 +701,10 @@ class CompletionCache:
                dollars: float) -> None:
         """Store a batch answer and settle its ledger row at ``dollars``, in one
         transaction."""
-        row = _completion_row(key, completion, payload, "batch")
+        row = _completion_row(key, completion, payload.get("backend", {}),
+                              payload.get("template", ""), payload.get("template_version", ""),
+                              payload.get("kind", "verdict"), payload.get("sample", 0), "batch",
+                              canonical_json(payload))
         with self._transaction() as conn:
             conn.execute(_INSERT, row)
             if attempt is not None:
@@ -798,21 +809,20 @@ def _job_spent(conn, job: str) -> float:
                               (job,)).fetchone()[0])
 
 
-def _completion_row(key: str, completion: Completion, payload: dict, origin: str,
-                    payload_text: str | None = None) -> tuple:
-    """A ``completions`` row (in ``_COLUMNS`` order) for a completion and its request
-    payload (:func:`request_payload`; ``payload_text`` is its canonical JSON, if known)."""
-    usage, identity = completion.usage, payload.get("backend", {})
+def _completion_row(key: str, completion: Completion, identity: dict, template: str,
+                    template_version: str, kind: str, sample, origin: str,
+                    payload_text: str) -> tuple:
+    """A ``completions`` row (in ``_COLUMNS`` order) for a completion, from the parts of
+    its request payload (:func:`request_payload`) and that payload's canonical JSON."""
+    usage = completion.usage
     return (key, str(identity.get("backend", "")), str(identity.get("model", "")),
-            identity.get("endpoint"), payload.get("template", ""),
-            payload.get("template_version", ""), payload.get("kind", "verdict"),
-            int(payload.get("sample", 0) or 0), completion.text, completion.finish_reason,
+            identity.get("endpoint"), template, template_version, kind, int(sample or 0),
+            completion.text, completion.finish_reason,
             json.dumps(completion.logprobs) if completion.logprobs else None,
             json.dumps(completion.label_probabilities)
             if completion.label_probabilities else None,
             usage.input_tokens, usage.output_tokens, usage.reasoning_tokens,
-            int(usage.reported), completion.latency, time.time(), origin,
-            canonical_json(payload) if payload_text is None else payload_text,
+            int(usage.reported), completion.latency, time.time(), origin, payload_text,
             float(usage.price_factor))
 
 
@@ -828,16 +838,33 @@ def _immediate(conn, pending: dict):
     Call with the lock held."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if pending:
-            conn.executemany(_INSERT, [row for row, _ in pending.values()])
-            conn.executemany("DELETE FROM leases WHERE key = ?", [(k,) for k in pending])
+        _write_held(conn, pending)
         yield conn
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    pending.clear()
+
+
+def _write_held(conn, pending: dict) -> None:
+    """Insert the held completions and drop their leases (inside a transaction)."""
     if pending:
-        pending.clear()
+        conn.executemany(_INSERT, [row for row, _ in pending.values()])
+        conn.executemany("DELETE FROM leases WHERE key = ?", [(k,) for k in pending])
+
+
+def _commit_held(conn, pending: dict) -> None:
+    """``_immediate`` with nothing else to write: commit the held completions (a flush runs
+    before most requests, so it skips the context managers). Call with the lock held."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _write_held(conn, pending)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    pending.clear()
 
 
 def _commit_and_close(conn, lock, pending: dict) -> None:
