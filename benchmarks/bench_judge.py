@@ -12,6 +12,8 @@ bodies built beforehand, nothing stored) against the same server at concurrency 
 ``--pairs`` pairs of runs, in alternating order, every pipeline run on a fresh cache and fresh
 requests, reporting the median of the paired ratios of wall-clock rate and of verdicts per
 client CPU-second (the client's own cost, less sensitive to the server sharing the cores).
+Each pair also runs the same path without a cache (keys, runner, backend and parsing, nothing
+stored), which shows how much of the gap the durable cache is.
 
 Run: ``python benchmarks/bench_judge.py [--requests 3000] [--concurrency 1,16,64,256]
 [--pairs 5]`` (needs ``pip install 'fairjudge[openai]'``). Prints tables; nothing is
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import subprocess
@@ -87,12 +90,13 @@ def bare_client(url: str, bodies: list[dict], concurrency: int) -> tuple[float, 
 
 
 def pipeline(url: str, requests: list[JudgeRequest], concurrency: int,
-             cache_path: Path) -> tuple[float, float]:
-    """Seconds and client CPU-seconds for fairjudge's full path on a fresh cache."""
+             cache_path: Path | None) -> tuple[float, float]:
+    """Seconds and client CPU-seconds for fairjudge's full path on a fresh cache (or with
+    no cache when ``cache_path`` is None)."""
     backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY",
                           max_connections=concurrency)
     report = RunReport()
-    with CompletionCache(cache_path) as cache:
+    with (CompletionCache(cache_path) if cache_path else contextlib.nullcontext()) as cache:
         start, cpu = time.perf_counter(), time.process_time()
         run_requests(backend, requests, cache=cache,
                      options=RunOptions(concurrency=concurrency), report=report)
@@ -103,19 +107,27 @@ def pipeline(url: str, requests: list[JudgeRequest], concurrency: int,
 
 
 def compare_with_bare(url: str, n: int, pairs: int, concurrency: int, tmp: str) -> list:
-    """Bare and pipeline runs in pairs, each pair in the other order than the last; rows of
-    (bare wall rate, bare CPU rate, pipeline wall rate, pipeline CPU rate) per pair."""
+    """Bare, pipeline and cacheless pipeline runs, each group in the reverse order of the
+    last; rows of (bare wall rate, bare CPU rate, pipeline wall rate, pipeline CPU rate,
+    cacheless wall rate) per group."""
     backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY")
     rows = []
     for pair in range(pairs):
         requests = make_requests(n, f"pair{pair}")
         bodies = [backend.request_body(r) for r in requests]
         runs = {}
-        for kind in (("bare", "pipeline") if pair % 2 == 0 else ("pipeline", "bare")):
-            runs[kind] = (bare_client(url, bodies, concurrency) if kind == "bare" else
-                          pipeline(url, requests, concurrency, Path(tmp) / f"p{pair}.sqlite"))
+        order = ("bare", "pipeline", "no cache")
+        for kind in (order if pair % 2 == 0 else order[::-1]):
+            if kind == "bare":
+                runs[kind] = bare_client(url, bodies, concurrency)
+            else:
+                cache_path = Path(tmp) / f"p{pair}.sqlite" if kind == "pipeline" else None
+                # Fresh requests for the second run: the first one's answers are not reused.
+                runs[kind] = pipeline(url, requests if kind == "pipeline" else
+                                      make_requests(n, f"nocache{pair}"), concurrency,
+                                      cache_path)
         (bare_wall, bare_cpu), (wall, cpu) = runs["bare"], runs["pipeline"]
-        rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu))
+        rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu, n / runs["no cache"][0]))
     return rows
 
 
@@ -176,12 +188,17 @@ def main() -> None:
         print(f"\nfull path against a bare aiohttp client, concurrency 64, {args.requests} "
               "requests, alternating runs")
         print(f"{'pair':<6}{'bare/s':>10}{'bare/CPU-s':>12}{'fairjudge/s':>13}"
-              f"{'fairjudge/CPU-s':>17}{'ratio wall':>12}{'ratio CPU':>11}")
-        for i, (bare_wall, bare_cpu, wall, cpu) in enumerate(paired):
+              f"{'fairjudge/CPU-s':>17}{'ratio wall':>12}{'ratio CPU':>11}"
+              f"{'no cache/s':>12}{'ratio':>7}")
+        for i, (bare_wall, bare_cpu, wall, cpu, bare_path) in enumerate(paired):
             print(f"{i:<6}{bare_wall:>10.0f}{bare_cpu:>12.0f}{wall:>13.0f}{cpu:>17.0f}"
-                  f"{wall / bare_wall:>12.2f}{cpu / bare_cpu:>11.2f}")
-        wall_ratio = statistics.median(w / b for b, _, w, _ in paired)
-        cpu_ratio = statistics.median(c / b for _, b, _, c in paired)
+                  f"{wall / bare_wall:>12.2f}{cpu / bare_cpu:>11.2f}"
+                  f"{bare_path:>12.0f}{bare_path / bare_wall:>7.2f}")
+        wall_ratio = statistics.median(w / b for b, _, w, _, _ in paired)
+        cpu_ratio = statistics.median(c / b for _, b, _, c, _ in paired)
+        cacheless = statistics.median(p / b for b, _, _, _, p in paired)
+        print(f"without a cache the same path runs at {cacheless:.2f} of the bare client's "
+              "wall-clock rate (median)")
         print(f"target >= 0.75 of a bare aiohttp client at concurrency 64: "
               f"{'MET' if min(wall_ratio, cpu_ratio) >= 0.75 else 'NOT MET'} (median paired "
               f"ratio {wall_ratio:.2f} wall-clock, {cpu_ratio:.2f} per client CPU-second)")
