@@ -96,3 +96,27 @@ def test_a_spent_boundary_set_grows_instead_of_stopping(large):
         pairs.append(proposal.pair)
         ranker.update([(proposal, "a")])
     assert len(set(pairs)) == 6 and not ranker.exhausted
+
+
+def test_two_judges_on_a_large_pool_fit_the_sparse_reliability_model(large):
+    """The reliability model (the default with several judges) fits a large pool with the
+    sparse solver, and the ranker still proposes pairs among the items in doubt."""
+    from fairjudge.active import JudgeSpec
+
+    rng = np.random.default_rng(8)
+    theta = rng.normal(size=300)
+    ranker = ActiveTopK(300, k=10, judges=[JudgeSpec("cheap", 0.1), JudgeSpec("strong", 1.0)],
+                        model="reliability", rng=1, n_samples=300, boundary_items=40)
+    a = rng.integers(0, 300, 4000)
+    b = (a + rng.integers(1, 300, 4000)) % 300
+    cheap = rng.random(4000) < 0.7
+    tau = np.where(cheap, 0.5, 2.0)
+    won = rng.random(4000) < 1 / (1 + np.exp(-tau * (theta[a] - theta[b])))
+    ranker.update(list(zip(a.tolist(), b.tolist(), np.where(won, "a", "b"),
+                           np.where(cheap, "cheap", "strong"))))
+    fit = ranker.posterior().fit
+    assert fit.solver == "sparse" and fit.model == "reliability"
+    assert fit.judge_reliability()["cheap"] < 0.5 * fit.judge_reliability()["strong"]
+    proposals = ranker.propose(8)
+    assert len({p.pair for p in proposals}) == 8
+    assert {p.judge for p in proposals} <= {"cheap", "strong"}

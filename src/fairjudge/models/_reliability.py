@@ -27,6 +27,10 @@ The same model on contestant-level panels, with a self-preference covariate, is
 covariates like every estimator in :mod:`fairjudge.models`, so the active ranker can fit
 it between acquisitions.
 
+Above 2000 items the fit is matrix-free, as the bias-aware one (``solver="auto"``, see
+:func:`reliability_bt`): the Hessian's quality block is a weighted graph Laplacian here too,
+so nothing N x N is formed.
+
 Assumptions: a judge's noise is exchangeable across pairs (a verdict is a Bernoulli draw at
 its temperature; pair-specific blind spots of a temperature-0 judge are treated as noise);
 its biases are linear on the logit scale; judges are linked by sharing pairs or items, so
@@ -43,17 +47,20 @@ from scipy.special import expit
 
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.data._encode import Comparisons
+from fairjudge.models import _bt
 from fairjudge.models._bt import (
     POSITION,
+    SOLVERS,
     BiasEstimate,
     BTFit,
     _check_common,
     standardise_covariates,
     standardise_verdict_covariates,
 )
-from fairjudge.models._engine import aggregate_pairs
+from fairjudge.models._engine import Derivatives, aggregate_pairs
 from fairjudge.models._graph import warn_if_disconnected
 from fairjudge.models._registry import ModelSpec, register_model
+from fairjudge.models._sparse import LaplacianSystem, SchurNewtonStep
 
 #: Name of the reliability entries of :attr:`BTFit.reliability` (``u_j = log tau_j``).
 LOG_RELIABILITY = "log_reliability"
@@ -111,6 +118,9 @@ class _Objective:
 
     def value(self, beta) -> float:
         eta, _, _, u = self._eta(beta)
+        return self._value(beta, eta, u)
+
+    def _value(self, beta, eta, u) -> float:
         p = self.pairs
         nll = float(p.n @ np.logaddexp(0.0, eta) - p.wins @ eta)
         theta = beta[:self.n_items]
@@ -149,27 +159,80 @@ class _Objective:
             exact[n + nb:, n + nb:] += self.u_map.T @ (t[:, None] * self.u_map)
         return grad, gauss_newton, exact
 
-    def _jacobian(self, tau, diff):
+    def sparse_derivatives(self, beta, *, exact: bool) -> Derivatives:
+        """The exact (or, ``exact=False``, the Gauss–Newton) Hessian in the blocks of the
+        sparse solver (:mod:`fairjudge.models._sparse`), with the gradient and the value.
+
+        Both Hessians share the quality block: the graph Laplacian whose edge weights are
+        ``sum tau_j^2 n p (1 - p)`` over the edge's verdicts (``d eta / d theta = +-tau_j``
+        and the second derivatives of ``eta`` in ``theta`` vanish), plus the prior. They
+        differ in ``cross`` (B, N) and ``block`` (B, B) over the bias and reliability
+        parameters (B of them), where the exact one adds the residual times
+        ``d^2 eta / (d theta d u_j) = +-tau_j`` and ``d^2 eta / d u_j^2 = tau_j diff``.
+        """
+        eta, tau, diff, u = self._eta(beta)
+        p, n, nb = self.pairs, self.n_items, self.n_bias
+        prob = expit(eta)
+        resid = p.n * prob - p.wins                      # d nll / d eta
+        curv = p.n * prob * (1.0 - prob)                 # d^2 nll / d eta^2
+        incidence, _ = p.signed_incidence()              # (N, R): +1 first, -1 second
+        other = self._jacobian(tau, diff, items=False)   # (R, B)
+        grad = np.empty(self.n_params)
+        grad[:n] = incidence @ (resid * tau) + self.lam * beta[:n]
+        grad[n:] = other.T @ resid
+        grad[n:n + nb] += self.lam_b * beta[n:n + nb]
+        lo, hi, edge = p.unordered_pairs()
+        link = np.bincount(edge, weights=curv * tau * tau, minlength=lo.size)
+        degree = (np.bincount(lo, weights=link, minlength=n)
+                  + np.bincount(hi, weights=link, minlength=n) + self.lam)
+        cross = np.asarray((incidence @ other.multiply((curv * tau)[:, None]).tocsc())
+                           .todense()).T                 # (B, N)
+        block = (other.T @ other.multiply(curv[:, None])).toarray()
+        block[np.arange(nb), np.arange(nb)] += self.lam_b
+        if self.n_u:
+            grad[n + nb:] += self.lam_u * self.u_map.T @ u
+            block[nb:, nb:] += self.lam_u * self.u_map.T @ self.u_map
+            if exact:
+                # resid tau at (first, judge), minus at (second, judge): (N, J).
+                size, rt = n * self.n_judges, resid * tau
+                per_judge = (np.bincount(p.first * self.n_judges + p.judge, rt, size)
+                             - np.bincount(p.second * self.n_judges + p.judge, rt, size)
+                             ).reshape(n, self.n_judges)
+                cross[nb:] += (per_judge @ self.u_map).T
+                t = np.bincount(p.judge, resid * tau * diff, self.n_judges)
+                block[nb:, nb:] += self.u_map.T @ (t[:, None] * self.u_map)
+        return Derivatives(value=self._value(beta, eta, u), grad=grad, link=link,
+                           cross=cross, block=block, lo=lo, hi=hi, degree=degree)
+
+    def _jacobian(self, tau, diff, *, items: bool = True):
+        """``d eta / d params``, sparse (R, P); with ``items=False`` only the columns of the
+        bias and reliability parameters, (R, P - N)."""
         p, r = self.pairs, self._rows
         n_rows = r.size
-        rows = [r, r, np.repeat(r, self.q)]
-        cols = [p.first, p.second, self._bias_cols.ravel()]
-        vals = [tau, -tau, self.design.ravel()]
+        offset = 0 if items else self.n_items
+        rows = [np.repeat(r, self.q)]
+        cols = [self._bias_cols.ravel() - offset]
+        vals = [self.design.ravel()]
+        if items:
+            rows += [r, r]
+            cols += [p.first, p.second]
+            vals += [tau, -tau]
         if self.n_u:
             d_eta_du = self.u_map[p.judge] * (tau * diff)[:, None]   # (R, J-1)
             rows.append(np.repeat(r, self.n_u))
-            cols.append(np.tile(self.n_items + self.n_bias + np.arange(self.n_u), n_rows))
+            cols.append(np.tile(self.n_items + self.n_bias - offset + np.arange(self.n_u),
+                                n_rows))
             vals.append(d_eta_du.ravel())
         return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
                                                          np.concatenate(cols))),
-                                 shape=(n_rows, self.n_params))
+                                 shape=(n_rows, self.n_params - offset))
 
 
 def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names=None,
                    position: bool = True, prior_precision: float = 1.0,
                    bias_prior_precision=0.1, reliability_prior_precision: float = 1.0,
                    init=None, tol: float = 1e-8, max_iter: int = 200,
-                   check_graph: bool = True) -> BTFit:
+                   check_graph: bool = True, solver: str = "auto") -> BTFit:
     """Bias-aware Bradley–Terry MAP with a reliability ``tau_j`` per judge (module docstring).
 
     The mode is found by damped Newton steps on the exact Hessian (the Gauss–Newton one
@@ -193,6 +256,13 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
         priori within a factor e**2 of 1, 95%).
     init : ndarray, optional
         Warm start (a previous reliability fit's ``params``).
+    solver : {"auto", "dense", "sparse"}
+        Dense Cholesky algebra, exact; or the matrix-free solver of
+        :func:`~fairjudge.models.bias_aware_bt` (:mod:`fairjudge.models._sparse`): Newton
+        steps by conjugate gradients with the bias and reliability parameters eliminated by
+        their Schur complement, and a posterior whose marginal variances are estimated by
+        probing, with a stated error. ``"auto"``: sparse above 2000 items, where the dense
+        algebra's (N + B)^2 matrices grow past a few hundred MB.
 
     Returns
     -------
@@ -212,6 +282,10 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
     ['cheap', 'strong']
     """
     _check_common(comparisons, prior_precision)
+    if solver not in SOLVERS:
+        raise FairjudgeInputError(f"`solver` must be one of {', '.join(SOLVERS)}; got {solver!r}")
+    if solver == "auto":
+        solver = "sparse" if comparisons.n_items > _bt.SPARSE_MIN_ITEMS else "dense"
     if not (np.isfinite(reliability_prior_precision) and reliability_prior_precision > 0):
         raise FairjudgeInputError("`reliability_prior_precision` must be positive; got "
                                   f"{reliability_prior_precision!r}")
@@ -227,18 +301,26 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
     objective = _Objective(comparisons, x, position=position, prior_precision=prior_precision,
                            bias_prior_precision=lam_b,
                            reliability_prior_precision=reliability_prior_precision)
-    beta = _start(objective, comparisons, x, names, position, prior_precision, lam_b, init)
-    beta, covariance, n_iter, converged, largest = _newton(objective, beta, tol, max_iter)
+    beta = _start(objective, comparisons, x, names, position, prior_precision, lam_b, init,
+                  solver)
+    if solver == "sparse":
+        beta, posterior, n_iter, converged, largest, notes = _sparse_newton(
+            objective, beta, tol, max_iter)
+        covariance = None
+    else:
+        beta, covariance, n_iter, converged, largest = _newton(objective, beta, tol, max_iter)
+        posterior, notes = None, ()
     if not converged:
         warnings.warn(f"the reliability model did not converge in {max_iter} Newton steps "
                       f"(largest gradient {largest:.2e})", ConvergenceWarning, stacklevel=2)
     names = tuple(names) + objective.v_names
     scale = np.concatenate([scale, objective.v_scale])
     return _as_fit(objective, comparisons, beta, covariance, names, scale, position,
-                   prior_precision, lam_b, n_iter, converged)
+                   prior_precision, lam_b, n_iter, converged, posterior, notes)
 
 
-def _start(objective, comparisons, x, names, position, prior_precision, lam_b, init):
+def _start(objective, comparisons, x, names, position, prior_precision, lam_b, init,
+           solver):
     if init is not None and np.shape(init) == (objective.n_params,):
         # The reliabilities start again from 1: the reference (the judge with the most
         # verdicts) may have changed since the fit that gave ``init``.
@@ -251,7 +333,7 @@ def _start(objective, comparisons, x, names, position, prior_precision, lam_b, i
     start = fit_penalised_bt(comparisons, x, names, np.ones(x.shape[1]), model="bias-aware",
                              position=position, prior_precision=prior_precision,
                              bias_prior_precision=lam_b, check_graph=False,
-                             solver="dense").params
+                             solver=solver).params
     return np.concatenate([start, np.zeros(objective.n_u)])
 
 
@@ -295,35 +377,87 @@ def _newton(objective, beta, tol, max_iter):
     return beta, covariance, n_iter, converged, float(np.max(np.abs(grad)))
 
 
+def _sparse_newton(objective, beta, tol, max_iter):
+    """:func:`_newton` with matrix-free steps (:class:`SchurNewtonStep`): the exact Hessian
+    where its Schur complement over the bias and reliability parameters is positive
+    definite, the Gauss–Newton one elsewhere (far from the mode). Returns the posterior at
+    the mode (from the exact Hessian) in place of the covariance."""
+    lo, hi, _ = objective.pairs.unordered_pairs()
+    stepper = SchurNewtonStep(LaplacianSystem(objective.n_items, lo, hi, objective.lam))
+    first_gradient = None
+
+    def derivatives_and_step(beta, rtol=None):
+        nonlocal first_gradient
+        d = objective.sparse_derivatives(beta, exact=True)
+        largest = float(np.max(np.abs(d.grad)))
+        if first_gradient is None:
+            first_gradient = max(largest, 1e-300)
+        if rtol is None:
+            # Inexact Newton (Eisenstat–Walker), as in the bias-aware sparse fit.
+            rtol = max(1e-12, min(1e-2, largest / first_gradient))
+        try:
+            return d, stepper(d, gradient_rtol=rtol)
+        except linalg.LinAlgError:
+            d = objective.sparse_derivatives(beta, exact=False)
+            return d, stepper(d, gradient_rtol=rtol)
+
+    d, step = derivatives_and_step(beta)
+    converged, n_iter = False, 0
+    for n_iter in range(1, max_iter + 1):
+        decrement = float(d.grad @ step)
+        if np.max(np.abs(step)) < tol or abs(decrement) < 1e-14 * max(1.0, abs(d.value)):
+            beta = beta - step
+            converged = True
+            break
+        t = 1.0
+        while True:
+            candidate = objective.value(beta - t * step)
+            if candidate <= d.value - 0.25 * t * decrement or t < 1e-10:
+                break
+            t *= 0.5
+        beta = beta - t * step
+        d, step = derivatives_and_step(beta)
+    d, _ = derivatives_and_step(beta, 1e-12)  # the posterior at the mode
+    notes = (f"sparse solver: {n_iter} Newton steps, {stepper.cg_iterations} "
+             "conjugate-gradient iterations; marginal variances estimated by probing",)
+    return beta, stepper.posterior(), n_iter, converged, float(np.max(np.abs(d.grad))), notes
+
+
 def _as_fit(objective, comparisons, beta, covariance, names, scale, position,
-            prior_precision, lam_b, n_iter, converged) -> BTFit:
+            prior_precision, lam_b, n_iter, converged, posterior=None,
+            notes=()) -> BTFit:
     n, q, nb = objective.n_items, objective.q, objective.n_bias
-    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    # The bias and reliability parameters' covariance, (B, B).
+    other = posterior.bias_covariance() if posterior is not None else covariance[n:, n:]
+    se = np.sqrt(np.clip(np.diag(other), 0.0, None))
     per_judge = np.bincount(comparisons.judge, minlength=comparisons.n_judges)
     bias = []
     for j, judge in enumerate(comparisons.judges):
-        base = n + j * q
+        base = j * q
         for m, name in enumerate(names):
-            bias.append(BiasEstimate(name, judge, float(beta[base + m] / scale[m]),
+            bias.append(BiasEstimate(name, judge, float(beta[n + base + m] / scale[m]),
                                      float(se[base + m] / scale[m]), int(per_judge[j])))
         if position:
-            bias.append(BiasEstimate(POSITION, judge, float(beta[base + q - 1]),
+            bias.append(BiasEstimate(POSITION, judge, float(beta[n + base + q - 1]),
                                      float(se[base + q - 1]), int(per_judge[j])))
     u = objective.u_map @ beta[n + nb:]
-    u_cov = objective.u_map @ covariance[n + nb:, n + nb:] @ objective.u_map.T
+    u_cov = objective.u_map @ other[nb:, nb:] @ objective.u_map.T
     u_se = np.sqrt(np.clip(np.diag(u_cov), 0.0, None))
     reliability = tuple(BiasEstimate(LOG_RELIABILITY, comparisons.judges[j], float(u[j]),
                                      float(u_se[j]), int(per_judge[j]))
                         for j in objective.seen)
     return BTFit(
         model="reliability", item_ids=comparisons.item_ids, scores=beta[:n].copy(),
-        covariance=covariance[:n, :n].copy(), bias=tuple(bias), judges=comparisons.judges,
+        covariance=None if covariance is None else covariance[:n, :n].copy(),
+        bias=tuple(bias), judges=comparisons.judges,
         covariate_names=names, params=beta, param_covariance=covariance,
         covariate_scale=scale, prior_precision=float(prior_precision),
         bias_prior_precision=lam_b, n_comparisons=float(comparisons.weight.sum()),
-        n_iter=n_iter, converged=converged, reliability=reliability)
+        n_iter=n_iter, converged=converged, notes=notes, reliability=reliability,
+        posterior=posterior)
 
 
 register_model(ModelSpec(
     "reliability", "bias-aware Bradley–Terry with a reliability (temperature) per judge",
-    reliability_bt, covariates="optional", position=True, bias_prior=True, warm_start=True))
+    reliability_bt, covariates="optional", position=True, bias_prior=True, warm_start=True,
+    solver=True))
