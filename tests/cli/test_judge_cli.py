@@ -171,6 +171,21 @@ def test_internal_errors_are_reported_as_bugs_not_usage_errors(tmp_path, pairs_f
     assert "Traceback" in err and "this is a bug in fairjudge" in err
 
 
+def test_running_out_of_memory_is_an_error_not_a_bug(tmp_path, pairs_file, capsys,
+                                                    monkeypatch):
+    import fairjudge.strategies
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError("Unable to allocate 74.5 GiB for an array")
+
+    monkeypatch.setattr(fairjudge.strategies, "judge_pairs", exhausted)
+    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--out",
+                        tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite"], capsys)
+    assert code == 1
+    assert "error: out of memory (Unable to allocate 74.5 GiB" in err and "sparse" in err
+    assert "Traceback" not in err and "bug" not in err
+
+
 def test_judge_writes_per_side_features_that_audit_reads(tmp_path, pairs_file, capsys):
     """Answers given inline have no item table: `judge` records each side's length and
     markdown, and `audit` measures length bias from them."""

@@ -65,6 +65,11 @@ def run_guarded(command: click.Command, argv) -> int:
     except OSError as err:
         click.echo(f"error: {err.filename or ''}: {err.strerror or err}", err=True)
         return ExitCode.INCOMPLETE
+    except MemoryError as err:
+        click.echo(f"error: out of memory ({err or 'an allocation failed'}): on large pools "
+                   "use a model with the sparse solver (bias-aware, naive, hierarchical, "
+                   "reliability) and --solver auto or sparse", err=True)
+        return ExitCode.INCOMPLETE
     except Exception:  # noqa: BLE001 - an internal bug: show it as one
         traceback.print_exc()
         click.echo(f"\nerror: {BUG_REPORT}", err=True)

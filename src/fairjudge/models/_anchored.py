@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairjudge._util._memory import require_dense_memory
 from fairjudge._util._rng import as_generator
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data._encode import Comparisons
@@ -110,6 +111,11 @@ def anchored_bt(comparisons: Comparisons, anchors: Comparisons, covariates=None,
     precision = np.full((n_judges + 1) * q, float(bias_prior_precision))
     if position:
         precision[n_judges * q + d] = PINNED
+    # The fit's Hessian and covariance, and the reparametrisation's transform and product.
+    require_dense_memory(comparisons.n_items + (n_judges + 1) * q, 4,
+                         "the anchored model (the bias correction fitted to human labels)",
+                         "it has no sparse solver; rank fewer items with --anchors, or fit "
+                         "the bias-aware model without them")
     raw = fit_penalised_bt(joined, x, names, scale, model="anchored", position=position,
                            prior_precision=prior_precision, bias_prior_precision=precision,
                            check_graph=check_graph, solver="dense")

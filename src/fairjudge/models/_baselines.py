@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from fairjudge._util._memory import require_dense_memory
 from fairjudge._util._warnings import FairjudgeInputError, FairjudgeWarning
 from fairjudge.data._encode import Comparisons
 from fairjudge.data._schema import TIE_SCORE
@@ -82,6 +83,10 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
             f"({', '.join(comparisons.covariate_names)}) need the bias-aware model")
     _, names, _ = standardise_covariates(covariates, covariate_names, comparisons.n_items)
     x = np.asarray(covariates, dtype=float).reshape(comparisons.n_items, -1)
+    # The naive fit's Hessian and covariance, the residual map and R Sigma R'.
+    require_dense_memory(comparisons.n_items, 4, "the residualized baseline",
+                         "use the bias-aware model, which fits large pools with a sparse "
+                         "solver")
     naive = bt_pairwise(comparisons, prior_precision=prior_precision, check_graph=check_graph,
                         solver="dense")
     design = np.hstack([np.ones((x.shape[0], 1)), x])

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.special import expit
 
+from fairjudge._util._memory import require_dense_memory
 from fairjudge._util._threads import factorising_blas
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.data._encode import Comparisons
@@ -385,6 +386,11 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
         init = None  # a warm start from a differently shaped model is useless
     if solver == "auto":
         solver = "sparse" if comparisons.n_items > SPARSE_MIN_ITEMS else "dense"
+    if solver == "dense":
+        # The Hessian, factored in place, and the covariance.
+        require_dense_memory(objective.n_params, 2, f"the {model} fit with the dense solver",
+                             "fit with solver='sparse' (rank --solver sparse), which forms "
+                             "nothing N x N")
     if objective.n_params >= LARGE_PROBLEM:
         # Factorisations of up to PARALLEL_FACTOR parameters run on one thread; larger dense
         # ones use every core.

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import linalg, sparse
 from scipy.special import expit
 
+from fairjudge._util._memory import require_dense_memory
 from fairjudge._util._warnings import ConvergenceWarning, FairjudgeInputError
 from fairjudge.data._encode import Comparisons
 from fairjudge.models import _bt
@@ -301,6 +302,12 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
     objective = _Objective(comparisons, x, position=position, prior_precision=prior_precision,
                            bias_prior_precision=lam_b,
                            reliability_prior_precision=reliability_prior_precision)
+    if solver == "dense":
+        # Gradient-side Hessians (exact, Gauss-Newton), a factor, the identity, the inverse
+        # and its symmetrised copy.
+        require_dense_memory(objective.n_params, 6, "the reliability model with the dense "
+                             "solver", "fit with solver='sparse' (rank --solver sparse), "
+                             "which forms nothing N x N")
     beta = _start(objective, comparisons, x, names, position, prior_precision, lam_b, init,
                   solver)
     if solver == "sparse":
