@@ -506,8 +506,10 @@ class SparsePosterior:
                 warnings.warn(
                     f"the sparse solver's marginal variances carry a relative standard error "
                     f"up to {relative:.1%} on this comparison graph (not well mixed: chains "
-                    f"or clusters of items compared mostly among themselves) after solving the "
-                    f"worst entries exactly; fit with solver='dense' for exact ones",
+                    f"or clusters of items compared mostly among themselves, or edge weights "
+                    f"that differ widely, as with judges of very different reliability) after "
+                    f"solving the worst entries exactly; fit with solver='dense' for exact "
+                    f"ones",
                     ApproximationWarning, stacklevel=3)
         return variance
 
