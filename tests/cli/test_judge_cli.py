@@ -157,33 +157,23 @@ def test_cache_clear_answered_no_deletes_nothing(tmp_path, capsys, monkeypatch):
     assert code == 0 and "nothing deleted" in out
 
 
-def test_internal_errors_are_reported_as_bugs_not_usage_errors(tmp_path, pairs_file, capsys,
-                                                               monkeypatch):
+@pytest.mark.parametrize(("raised", "shown", "bug"), [
+    (KeyError("an internal bug"), "this is a bug in fairjudge", True),
+    (MemoryError("Unable to allocate 74.5 GiB for an array"),
+     "error: out of memory (Unable to allocate 74.5 GiB", False),
+])
+def test_internal_errors_are_bugs_and_running_out_of_memory_is_not(
+        tmp_path, pairs_file, capsys, monkeypatch, raised, shown, bug):
     import fairjudge.strategies
 
     def broken(*args, **kwargs):
-        raise KeyError("an internal bug")
+        raise raised
 
     monkeypatch.setattr(fairjudge.strategies, "judge_pairs", broken)
     code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--out",
                         tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite"], capsys)
-    assert code == 1
-    assert "Traceback" in err and "this is a bug in fairjudge" in err
-
-
-def test_running_out_of_memory_is_an_error_not_a_bug(tmp_path, pairs_file, capsys,
-                                                    monkeypatch):
-    import fairjudge.strategies
-
-    def exhausted(*args, **kwargs):
-        raise MemoryError("Unable to allocate 74.5 GiB for an array")
-
-    monkeypatch.setattr(fairjudge.strategies, "judge_pairs", exhausted)
-    code, _, err = run(["judge", pairs_file, "--backend", "simulated", "--out",
-                        tmp_path / "v.jsonl", "--cache", tmp_path / "c.sqlite"], capsys)
-    assert code == 1
-    assert "error: out of memory (Unable to allocate 74.5 GiB" in err and "sparse" in err
-    assert "Traceback" not in err and "bug" not in err
+    assert code == 1 and shown in err
+    assert ("Traceback" in err) == bug and ("bug" in err) == bug
 
 
 def test_judge_writes_per_side_features_that_audit_reads(tmp_path, pairs_file, capsys):

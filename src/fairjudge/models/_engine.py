@@ -372,11 +372,7 @@ class PenalisedBT:
             # Near the optimum (Newton decrement well below one nat) the full step is safe,
             # and an Armijo test would only compare rounding noise.
             if decrement > 0.1:
-                while True:
-                    f_new = self.value(beta - t * step)
-                    if f_new <= d.value - 0.25 * t * decrement or t < 1e-10:
-                        break
-                    t *= 0.5
+                t = backtrack(self.value, beta, step, d.value, decrement)[0]
             beta = beta - t * step
             d = self.derivatives(beta)
         if not converged:
@@ -391,6 +387,19 @@ class PenalisedBT:
         return NewtonResult(beta, stepper.covariance(), objective, n_iter, converged,
                             float(np.max(np.abs(d.grad))),
                             posterior=DenseFactor(stepper.factor[0], self.n_items))
+
+
+def backtrack(value, beta: np.ndarray, step: np.ndarray, current: float,
+              decrement: float) -> tuple[float, float]:
+    """Armijo backtracking along ``beta - t step``: halve ``t`` from 1 until ``value`` falls
+    by a quarter of ``t`` times the Newton ``decrement`` below ``current`` (or ``t`` is below
+    1e-10); returns ``(t, value there)``."""
+    t = 1.0
+    while True:
+        candidate = value(beta - t * step)
+        if candidate <= current - 0.25 * t * decrement or t < 1e-10:
+            return t, candidate
+        t *= 0.5
 
 
 class _CholeskyStep:

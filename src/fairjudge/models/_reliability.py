@@ -58,7 +58,7 @@ from fairjudge.models._bt import (
     standardise_covariates,
     standardise_verdict_covariates,
 )
-from fairjudge.models._engine import Derivatives, aggregate_pairs
+from fairjudge.models._engine import Derivatives, aggregate_pairs, backtrack
 from fairjudge.models._graph import warn_if_disconnected
 from fairjudge.models._registry import ModelSpec, register_model
 from fairjudge.models._sparse import LaplacianSystem, SchurNewtonStep
@@ -365,12 +365,7 @@ def _newton(objective, beta, tol, max_iter):
         if decrement <= 0:  # not a descent direction: fall back to Gauss–Newton
             step = linalg.cho_solve(linalg.cho_factor(gauss_newton, lower=True), grad)
             decrement = float(grad @ step)
-        t = 1.0
-        while True:
-            candidate = objective.value(beta - t * step)
-            if candidate <= value - 0.25 * t * decrement or t < 1e-10:
-                break
-            t *= 0.5
+        t, candidate = backtrack(objective.value, beta, step, value, decrement)
         beta, value = beta - t * step, candidate
         grad, gauss_newton, exact = objective.derivatives(beta)
     grad, gauss_newton, exact = objective.derivatives(beta)
@@ -416,12 +411,7 @@ def _sparse_newton(objective, beta, tol, max_iter):
             beta = beta - step
             converged = True
             break
-        t = 1.0
-        while True:
-            candidate = objective.value(beta - t * step)
-            if candidate <= d.value - 0.25 * t * decrement or t < 1e-10:
-                break
-            t *= 0.5
+        t = backtrack(objective.value, beta, step, d.value, decrement)[0]
         beta = beta - t * step
         d, step = derivatives_and_step(beta)
     d, _ = derivatives_and_step(beta, 1e-12)  # the posterior at the mode
