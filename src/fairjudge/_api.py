@@ -506,9 +506,9 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
         Refits on verdicts resampled with replacement (Arena's bootstrap over battles; it
         uses 100 to 1000); 0 for Laplace intervals only.
     solver : {"auto", "dense", "sparse"}
-        Linear algebra of the naive, bias-aware and hierarchical fits: ``auto`` is dense up
-        to :data:`~fairjudge.models.SPARSE_MIN_ITEMS` items and matrix-free above (README,
-        "Many items"); ``diagnostics["solver"]`` says which ran.
+        Linear algebra of the naive, bias-aware, hierarchical and reliability fits: ``auto``
+        is dense up to :data:`~fairjudge.models.SPARSE_MIN_ITEMS` items and matrix-free
+        above (README, "Many items"); ``diagnostics["solver"]`` says which ran.
     rng : seed or numpy.random.Generator
         Seeds the posterior sampling and the bootstrap.
 

@@ -161,6 +161,7 @@ def test_cache_clear_answered_no_deletes_nothing(tmp_path, capsys, monkeypatch):
     (KeyError("an internal bug"), "this is a bug in fairjudge", True),
     (MemoryError("Unable to allocate 74.5 GiB for an array"),
      "error: out of memory (Unable to allocate 74.5 GiB", False),
+    (MemoryError(), "error: out of memory (an allocation failed); for a large pool", False),
 ])
 def test_internal_errors_are_bugs_and_running_out_of_memory_is_not(
         tmp_path, pairs_file, capsys, monkeypatch, raised, shown, bug):

@@ -114,14 +114,38 @@ def large_panel(n_items, per_item=24, seed=6):
                                      n_items=n_items), x[:, None]
 
 
+def variant(kind, n_items=60):
+    """The large panel, its item covariate and position switch, in one of the shapes the
+    sparse blocks must handle."""
+    data, x = large_panel(n_items)
+    if kind == "verdict covariate":
+        rng = np.random.default_rng(9)
+        data = Comparisons.from_outcomes(
+            data.first, data.second, np.where(data.first_score == 1, "a", "b"),
+            judge=data.judge, judges=data.judges, n_items=n_items,
+            covariate_diff=rng.normal(size=data.first.size), covariate_names=["tone"])
+    if kind == "judge without verdicts":
+        data = Comparisons.from_outcomes(
+            data.first, data.second, np.where(data.first_score == 1, "a", "b"),
+            judge=np.minimum(data.judge, 1), judges=("j0", "j1", "silent"), n_items=n_items)
+    if kind == "no bias terms":
+        return data, np.zeros((n_items, 0)), False
+    return data, x, True
+
+
+KINDS = ["three judges", "verdict covariate", "judge without verdicts", "no bias terms"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("exact", [True, False])
-def test_the_sparse_blocks_are_the_dense_hessian(exact):
+def test_the_sparse_blocks_are_the_dense_hessian(exact, kind):
     """Laplacian edge weights, cross and block terms assemble into the exact (or the
     Gauss–Newton) Hessian of the dense path, with the same gradient and value."""
-    data, x = large_panel(60)
+    data, x, position = variant(kind)
     x_std, _, _ = standardise_covariates(x, None, 60)
-    objective = _Objective(data, x_std, position=True, prior_precision=1.0,
-                           bias_prior_precision=np.full(6, 0.1),
+    q = x.shape[1] + len(data.covariate_names) + int(position)
+    objective = _Objective(data, x_std, position=position, prior_precision=1.0,
+                           bias_prior_precision=np.full(data.n_judges * q, 0.1),
                            reliability_prior_precision=1.0)
     beta = np.random.default_rng(7).normal(0, 0.4, objective.n_params)
     grad, gauss_newton, full = objective.derivatives(beta)
@@ -131,6 +155,49 @@ def test_the_sparse_blocks_are_the_dense_hessian(exact):
                                atol=1e-10)
     np.testing.assert_allclose(d.grad, grad, atol=1e-10)
     assert d.value == pytest.approx(objective.value(beta), rel=1e-14)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_sparse_fit_is_the_dense_fit_in_every_shape(kind):
+    data, x, position = variant(kind, n_items=300)
+    dense = reliability_bt(data, x, position=position, solver="dense")
+    fit = reliability_bt(data, x, position=position, solver="sparse")
+    np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-8)
+    assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-8)
+    for got, want in zip(fit.bias + fit.reliability, dense.bias + dense.reliability):
+        assert got.std_error == pytest.approx(want.std_error, rel=1e-6, abs=1e-12)
+
+
+def test_far_from_the_mode_the_sparse_fit_falls_back_to_gauss_newton(monkeypatch):
+    """Judges of reliability 0.05 and 6 from a start far off: some exact steps cannot be
+    taken, the Gauss–Newton ones are, and the fit still reaches the dense mode; a warm
+    start from that fit (its reliabilities start again from 1) ends where it began."""
+    rng = np.random.default_rng(10)
+    n, m = 300, 12000
+    theta = rng.normal(0, 1, n)
+    a = rng.integers(0, n, m)
+    b = (a + rng.integers(1, n, m)) % n
+    judge = rng.integers(0, 2, m)
+    eta = np.array([0.05, 6.0])[judge] * (theta[a] - theta[b])
+    data = Comparisons.from_outcomes(a, b, np.where(rng.random(m) < 1 / (1 + np.exp(-eta)),
+                                                    "a", "b"), judge=judge,
+                                     judges=["noisy", "sharp"], n_items=n)
+    asked = []
+    sparse_derivatives = _Objective.sparse_derivatives
+
+    def counting(self, beta, *, exact):
+        asked.append(exact)
+        return sparse_derivatives(self, beta, exact=exact)
+
+    monkeypatch.setattr(_Objective, "sparse_derivatives", counting)
+    start = np.zeros(n + 2 * 1 + 1)
+    start[n + 2:] = 3.0   # the other judge's log reliability, far from its value
+    fit = reliability_bt(data, solver="sparse", init=start)
+    dense = reliability_bt(data, solver="dense")
+    assert False in asked
+    np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-7)
+    again = reliability_bt(data, solver="sparse", init=fit.params)
+    np.testing.assert_allclose(again.scores, fit.scores, atol=1e-8)
 
 
 def test_the_sparse_solver_gives_the_dense_fit():

@@ -66,9 +66,12 @@ def run_guarded(command: click.Command, argv) -> int:
         click.echo(f"error: {err.filename or ''}: {err.strerror or err}", err=True)
         return ExitCode.INCOMPLETE
     except MemoryError as err:
-        click.echo(f"error: out of memory ({err or 'an allocation failed'}): on large pools "
-                   "use a model with the sparse solver (bias-aware, naive, hierarchical, "
-                   "reliability) and --solver auto or sparse", err=True)
+        from fairjudge.models import model_names, model_spec
+
+        sparse = ", ".join(name for name in model_names() if model_spec(name).solver)
+        click.echo(f"error: out of memory ({str(err) or 'an allocation failed'}); for a large "
+                   f"pool of items, the models with a sparse solver ({sparse}) form no N x N "
+                   "matrices (--solver auto or sparse)", err=True)
         return ExitCode.INCOMPLETE
     except Exception:  # noqa: BLE001 - an internal bug: show it as one
         traceback.print_exc()

@@ -544,9 +544,9 @@ class CompletionCache:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
         if payload_text is None:
             payload_text = canonical_json(request_payload(identity, request))
-        row = _completion_row(key, completion, identity, request.template,
-                              request.template_version, request.kind, request.sample, "fresh",
-                              payload_text)
+        row = _completion_row(key, completion, identity, template=request.template,
+                              template_version=request.template_version, kind=request.kind,
+                              sample=request.sample, origin="fresh", payload_text=payload_text)
         with self._lock:
             self._pending[key] = (row, completion)
             wait = self._last_commit + self.commit_interval - time.monotonic()
@@ -702,9 +702,11 @@ class CompletionCache:
         """Store a batch answer and settle its ledger row at ``dollars``, in one
         transaction."""
         row = _completion_row(key, completion, payload.get("backend", {}),
-                              payload.get("template", ""), payload.get("template_version", ""),
-                              payload.get("kind", "verdict"), payload.get("sample", 0), "batch",
-                              canonical_json(payload))
+                              template=payload.get("template", ""),
+                              template_version=payload.get("template_version", ""),
+                              kind=payload.get("kind", "verdict"),
+                              sample=payload.get("sample", 0), origin="batch",
+                              payload_text=canonical_json(payload))
         with self._transaction() as conn:
             conn.execute(_INSERT, row)
             if attempt is not None:
@@ -809,7 +811,7 @@ def _job_spent(conn, job: str) -> float:
                               (job,)).fetchone()[0])
 
 
-def _completion_row(key: str, completion: Completion, identity: dict, template: str,
+def _completion_row(key: str, completion: Completion, identity: dict, *, template: str,
                     template_version: str, kind: str, sample, origin: str,
                     payload_text: str) -> tuple:
     """A ``completions`` row (in ``_COLUMNS`` order) for a completion, from the parts of
@@ -872,8 +874,7 @@ def _commit_and_close(conn, lock, pending: dict) -> None:
     with lock:
         try:
             if pending:
-                with _immediate(conn, pending):
-                    pass
+                _commit_held(conn, pending)
         finally:
             conn.close()
 

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import json
 import math
 import os
 import re
 import sys
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +17,7 @@ import numpy as np
 
 from fairjudge._util._errors import JudgeBackendError, RequestRejected, RetryableError
 from fairjudge._util._files import read_json_file
+from fairjudge._util._gc import fewer_young_collections
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.judges._base import JudgeBackend
 from fairjudge.judges._cache import (
@@ -417,50 +415,6 @@ class TokenRateLimiter:
         self.tokens_seen += usage.input_tokens
         self.bytes_seen += estimated_input_tokens(request)
         self.limiter.refund(reserved - usage.input_tokens - usage.output_tokens)
-
-
-#: The first-generation threshold of CPython's collector while a run sends requests (its
-#: default is 700). See :func:`fewer_young_collections`.
-YOUNG_COLLECTION_THRESHOLD = 10_000
-
-_young_lock = threading.Lock()
-_young_state = {"runs": 0, "saved": None}
-
-
-@contextlib.contextmanager
-def fewer_young_collections():
-    """Raise the first-generation threshold of the garbage collector (``gc``) to
-    :data:`YOUNG_COLLECTION_THRESHOLD` while runs send requests; restore it after the last.
-
-    Why: CPython counts allocations minus deallocations since the last young collection,
-    never below zero. A run keeps thousands of objects alive across each collection (its
-    requests in flight), whose deallocations after the reset are not counted; at the
-    default threshold of 700 a fresh run at concurrency 64 then collected about once per
-    25 verdicts, promoted those objects to the older generations, and spent a quarter of
-    its client time in full collections. At 10,000 it collects about once per 2,000
-    verdicts (``benchmarks/bench_judge.py``). Young objects then wait a little longer to be
-    freed (a few MB at most). A threshold already above ours, or automatic collection
-    turned off (threshold 0), is left alone, and a threshold the program changed during
-    the run is not overwritten.
-    """
-    with _young_lock:
-        if _young_state["runs"] == 0:
-            saved = gc.get_threshold()
-            raise_it = 0 < saved[0] < YOUNG_COLLECTION_THRESHOLD
-            _young_state["saved"] = saved if raise_it else None
-            if raise_it:
-                gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *saved[1:])
-        _young_state["runs"] += 1
-    try:
-        yield
-    finally:
-        with _young_lock:
-            _young_state["runs"] -= 1
-            saved = _young_state["saved"]
-            if _young_state["runs"] == 0 and saved is not None:
-                _young_state["saved"] = None
-                if gc.get_threshold()[0] == YOUNG_COLLECTION_THRESHOLD:
-                    gc.set_threshold(*saved)
 
 
 def lease_clock() -> float:

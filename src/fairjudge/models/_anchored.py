@@ -113,9 +113,9 @@ def anchored_bt(comparisons: Comparisons, anchors: Comparisons, covariates=None,
         precision[n_judges * q + d] = PINNED
     # The fit's Hessian and covariance, and the reparametrisation's transform and product.
     require_dense_memory(comparisons.n_items + (n_judges + 1) * q, 4,
-                         "the anchored model (the bias correction fitted to human labels)",
-                         "it has no sparse solver; rank fewer items with --anchors, or fit "
-                         "the bias-aware model without them")
+                         what="the anchored model (the bias correction fitted to human labels)",
+                         instead="it has no sparse solver; rank fewer items with --anchors, "
+                         "or fit the bias-aware model without them")
     raw = fit_penalised_bt(joined, x, names, scale, model="anchored", position=position,
                            prior_precision=prior_precision, bias_prior_precision=precision,
                            check_graph=check_graph, solver="dense")

@@ -84,9 +84,9 @@ def length_residualized_bt(comparisons: Comparisons, covariates, *, covariate_na
     _, names, _ = standardise_covariates(covariates, covariate_names, comparisons.n_items)
     x = np.asarray(covariates, dtype=float).reshape(comparisons.n_items, -1)
     # The naive fit's Hessian and covariance, the residual map and R Sigma R'.
-    require_dense_memory(comparisons.n_items, 4, "the residualized baseline",
-                         "use the bias-aware model, which fits large pools with a sparse "
-                         "solver")
+    require_dense_memory(comparisons.n_items, 4, what="the residualized baseline",
+                         instead="use the bias-aware model, which fits large pools with a "
+                         "sparse solver")
     naive = bt_pairwise(comparisons, prior_precision=prior_precision, check_graph=check_graph,
                         solver="dense")
     design = np.hstack([np.ones((x.shape[0], 1)), x])

@@ -36,6 +36,8 @@ PARALLEL_FACTOR = 1200
 #: Items above which ``solver="auto"`` uses the matrix-free sparse solver.
 SPARSE_MIN_ITEMS = 2000
 SOLVERS = ("auto", "dense", "sparse")
+#: What to do instead of a dense fit too large for memory.
+USE_SPARSE = "fit with solver='sparse' (rank --solver sparse), which forms nothing N x N"
 
 
 @dataclass(frozen=True)
@@ -388,9 +390,8 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
         solver = "sparse" if comparisons.n_items > SPARSE_MIN_ITEMS else "dense"
     if solver == "dense":
         # The Hessian, factored in place, and the covariance.
-        require_dense_memory(objective.n_params, 2, f"the {model} fit with the dense solver",
-                             "fit with solver='sparse' (rank --solver sparse), which forms "
-                             "nothing N x N")
+        require_dense_memory(objective.n_params, 2,
+                             what=f"the {model} fit with the dense solver", instead=USE_SPARSE)
     if objective.n_params >= LARGE_PROBLEM:
         # Factorisations of up to PARALLEL_FACTOR parameters run on one thread; larger dense
         # ones use every core.
@@ -408,8 +409,7 @@ def fit_penalised_bt(comparisons: Comparisons, x_std: np.ndarray, names: tuple, 
     beta, cov = result.beta, result.covariance
     if solver == "sparse":
         bias_variance = np.diag(result.posterior.bias_covariance())
-        notes = (f"sparse solver: {result.n_iter} Newton steps, {result.cg_iterations} "
-                 "conjugate-gradient iterations; marginal variances estimated by probing",)
+        notes = (result.sparse_note,)
     else:
         bias_variance = np.diag(cov)[n_items:]
         notes = ()

@@ -145,7 +145,8 @@ def _aggregate(comparisons: Comparisons, verdict_design: np.ndarray | None) -> P
 
 @dataclass(frozen=True)
 class Derivatives:
-    """Objective, gradient and Hessian pieces at one point (see :meth:`PenalisedBT.derivatives`).
+    """Objective, gradient and Hessian pieces at one point (see :meth:`PenalisedBT.derivatives`
+    and the reliability model's ``sparse_derivatives``).
 
     ``link`` (E,) is the Laplacian's edge weight of each compared unordered pair (in the
     order of ``PenalisedBT.unordered_pairs``), ``cross`` (B, N) and ``block`` (B, B) the
@@ -449,6 +450,12 @@ class NewtonResult:
     max_abs_gradient: float
     posterior: SparsePosterior | DenseFactor | None = None
     cg_iterations: int = 0
+
+    @property
+    def sparse_note(self) -> str:
+        """What a sparse fit's notes say of its solve."""
+        return (f"sparse solver: {self.n_iter} Newton steps, {self.cg_iterations} "
+                "conjugate-gradient iterations; marginal variances estimated by probing")
 
 
 @dataclass(frozen=True)

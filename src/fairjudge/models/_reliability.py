@@ -58,7 +58,7 @@ from fairjudge.models._bt import (
     standardise_covariates,
     standardise_verdict_covariates,
 )
-from fairjudge.models._engine import Derivatives, aggregate_pairs, backtrack
+from fairjudge.models._engine import Derivatives, NewtonResult, aggregate_pairs, backtrack
 from fairjudge.models._graph import warn_if_disconnected
 from fairjudge.models._registry import ModelSpec, register_model
 from fairjudge.models._sparse import LaplacianSystem, SchurNewtonStep
@@ -238,8 +238,10 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
 
     The mode is found by damped Newton steps on the exact Hessian (the Gauss–Newton one
     where the exact one is not positive definite, far from the mode: ``tau (theta_a -
-    theta_b)`` is bilinear); the Laplace covariance is the inverse exact Hessian at the
-    mode, so the intervals of ``theta`` carry the uncertainty of the reliabilities.
+    theta_b)`` is bilinear); the Laplace posterior is the inverse exact Hessian at the
+    mode, so the intervals of ``theta`` carry the uncertainty of the reliabilities (with
+    the sparse solver it is not formed: marginal variances are estimated, and
+    ``covariance`` is None).
 
     Parameters
     ----------
@@ -305,15 +307,16 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
     if solver == "dense":
         # Gradient-side Hessians (exact, Gauss-Newton), a factor, the identity, the inverse
         # and its symmetrised copy.
-        require_dense_memory(objective.n_params, 6, "the reliability model with the dense "
-                             "solver", "fit with solver='sparse' (rank --solver sparse), "
-                             "which forms nothing N x N")
+        require_dense_memory(objective.n_params, 6,
+                             what="the reliability model with the dense solver",
+                             instead=_bt.USE_SPARSE)
     beta = _start(objective, comparisons, x, names, position, prior_precision, lam_b, init,
                   solver)
     if solver == "sparse":
-        beta, posterior, n_iter, converged, largest, notes = _sparse_newton(
-            objective, beta, tol, max_iter)
-        covariance = None
+        result = _sparse_newton(objective, beta, tol, max_iter)
+        beta, posterior, n_iter, converged = (result.beta, result.posterior, result.n_iter,
+                                              result.converged)
+        largest, notes, covariance = result.max_abs_gradient, (result.sparse_note,), None
     else:
         beta, covariance, n_iter, converged, largest = _newton(objective, beta, tol, max_iter)
         posterior, notes = None, ()
@@ -335,9 +338,7 @@ def _start(objective, comparisons, x, names, position, prior_precision, lam_b, i
         start[objective.n_items + objective.n_bias:] = 0.0
         return start
     # The bias-aware mode is the reliability model's mode at u = 0: a close start.
-    from fairjudge.models._bt import fit_penalised_bt
-
-    start = fit_penalised_bt(comparisons, x, names, np.ones(x.shape[1]), model="bias-aware",
+    start = _bt.fit_penalised_bt(comparisons, x, names, np.ones(x.shape[1]), model="bias-aware",
                              position=position, prior_precision=prior_precision,
                              bias_prior_precision=lam_b, check_graph=False,
                              solver=solver).params
@@ -379,33 +380,34 @@ def _newton(objective, beta, tol, max_iter):
     return beta, covariance, n_iter, converged, float(np.max(np.abs(grad)))
 
 
-def _sparse_newton(objective, beta, tol, max_iter):
-    """:func:`_newton` with matrix-free steps (:class:`SchurNewtonStep`): the exact Hessian
-    where its Schur complement over the bias and reliability parameters is positive
-    definite, the Gauss–Newton one elsewhere (far from the mode). Returns the posterior at
-    the mode (from the exact Hessian) in place of the covariance."""
+def _sparse_newton(objective, beta, tol, max_iter) -> NewtonResult:
+    """:func:`_newton` with matrix-free steps (:class:`SchurNewtonStep`), as the bias-aware
+    sparse fit (:meth:`PenalisedBT.newton`): the exact Hessian where its Schur complement
+    over the bias and reliability parameters is positive definite and its step descends,
+    the Gauss–Newton one elsewhere (far from the mode). The posterior is the stepper's at
+    the mode: the exact Hessian's unless the last step needed the Gauss–Newton one."""
     lo, hi, _ = objective.pairs.unordered_pairs()
     stepper = SchurNewtonStep(LaplacianSystem(objective.n_items, lo, hi, objective.lam))
-    first_gradient = None
 
-    def derivatives_and_step(beta, rtol=None):
-        nonlocal first_gradient
-        d = objective.sparse_derivatives(beta, exact=True)
-        largest = float(np.max(np.abs(d.grad)))
-        if first_gradient is None:
-            first_gradient = max(largest, 1e-300)
-        if rtol is None:
-            # Inexact Newton (Eisenstat–Walker), as in the bias-aware sparse fit.
-            rtol = max(1e-12, min(1e-2, largest / first_gradient))
+    def step_at(beta, d, rtol):
+        """The step from ``d`` (exact derivatives at ``beta``), or from the Gauss–Newton
+        ones where the exact Schur complement fails or the step would not descend."""
         try:
-            return d, stepper(d, gradient_rtol=rtol)
+            step = stepper(d, gradient_rtol=rtol)
+            if float(d.grad @ step) > 0:
+                return d, step
         except linalg.LinAlgError:
-            d = objective.sparse_derivatives(beta, exact=False)
-            return d, stepper(d, gradient_rtol=rtol)
+            pass
+        d = objective.sparse_derivatives(beta, exact=False)
+        return d, stepper(d, gradient_rtol=rtol)
 
-    d, step = derivatives_and_step(beta)
+    d = objective.sparse_derivatives(beta, exact=True)
+    first_gradient = max(float(np.max(np.abs(d.grad))), 1e-300)
     converged, n_iter = False, 0
     for n_iter in range(1, max_iter + 1):
+        # Inexact Newton (Eisenstat–Walker): solve loosely while far from the mode.
+        forcing = min(1e-2, float(np.max(np.abs(d.grad))) / first_gradient)
+        d, step = step_at(beta, d, max(forcing, 1e-12))
         decrement = float(d.grad @ step)
         if np.max(np.abs(step)) < tol or abs(decrement) < 1e-14 * max(1.0, abs(d.value)):
             beta = beta - step
@@ -413,11 +415,12 @@ def _sparse_newton(objective, beta, tol, max_iter):
             break
         t = backtrack(objective.value, beta, step, d.value, decrement)[0]
         beta = beta - t * step
-        d, step = derivatives_and_step(beta)
-    d, _ = derivatives_and_step(beta, 1e-12)  # the posterior at the mode
-    notes = (f"sparse solver: {n_iter} Newton steps, {stepper.cg_iterations} "
-             "conjugate-gradient iterations; marginal variances estimated by probing",)
-    return beta, stepper.posterior(), n_iter, converged, float(np.max(np.abs(d.grad))), notes
+        d = objective.sparse_derivatives(beta, exact=True)
+    if not converged:
+        d = step_at(beta, d, 1e-2)[0]  # the posterior at `beta`, whose `d` is at hand
+    # On convergence the stepper's last system belongs to a point less than `tol` away.
+    return NewtonResult(beta, None, d.value, n_iter, converged, float(np.max(np.abs(d.grad))),
+                        posterior=stepper.posterior(), cg_iterations=stepper.cg_iterations)
 
 
 def _as_fit(objective, comparisons, beta, covariance, names, scale, position,

@@ -1,7 +1,8 @@
 """Matrix-free Newton steps and a Laplace posterior for many items (the sparse path).
 
-The Hessian of the penalised Bradley–Terry objective (:class:`PenalisedBT`) is, in blocks
-over the item scores ``theta`` (N) and the bias parameters ``b`` (B, a handful)::
+The Hessian of the penalised Bradley–Terry objective (:class:`PenalisedBT`, and the
+reliability model's, whose ``b`` holds the log-reliabilities too) is, in blocks over the item
+scores ``theta`` (N) and the bias parameters ``b`` (B, a handful)::
 
     H = [[A, C^T],
          [C, D  ]],        A = L + lambda I,
@@ -307,7 +308,8 @@ class SparsePosterior:
     cross_solution : ndarray, shape (N, B)
         ``Y = A^{-1} C^T``.
     schur_inverse : ndarray, shape (B, B)
-        ``S^{-1}``: exactly the posterior covariance of the bias parameters.
+        ``S^{-1}``: exactly the posterior covariance of the bias parameters (and, for the
+        reliability model, the log-reliabilities).
     n_probes : int
         Solve probes (one CG solve each) of the estimate of ``diag(A^{-1})`` to start with
         (more are added, up to :data:`MAX_PROBES`, while the estimate is imprecise; the

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
+from fairjudge._util._gc import YOUNG_COLLECTION_THRESHOLD, fewer_young_collections
 from fairjudge.judges import Completion, JudgeRequest, Message, Usage, run_requests
 from fairjudge.judges._base import JudgeBackend
-from fairjudge.judges._runner import YOUNG_COLLECTION_THRESHOLD, fewer_young_collections
 
 
 @pytest.fixture
@@ -80,10 +80,11 @@ def test_a_threshold_the_program_chose_is_left_alone(threshold, chosen):
     assert gc.get_threshold() == chosen
 
 
-def test_a_threshold_changed_during_the_run_is_not_overwritten(threshold):
+@pytest.mark.parametrize("chosen", [(3000, 10, 10), (YOUNG_COLLECTION_THRESHOLD, 20, 10)])
+def test_a_threshold_changed_during_the_run_is_not_overwritten(threshold, chosen):
     with fewer_young_collections():
-        gc.set_threshold(3000, 10, 10)
-    assert gc.get_threshold() == (3000, 10, 10)
+        gc.set_threshold(*chosen)
+    assert gc.get_threshold() == chosen
 
 
 def test_the_threshold_comes_back_when_the_run_fails(threshold):
