@@ -328,7 +328,8 @@ class CompletionCache:
         """Commit the completions put since the last commit (nothing to do if none)."""
         if self._pending:
             with self._lock:
-                _commit_held(self._conn, self._pending)
+                with _Immediate(self._conn, self._pending):
+                    pass
                 self._last_commit = time.monotonic()
 
     @contextlib.contextmanager
@@ -337,7 +338,7 @@ class CompletionCache:
         back before anything else: a lease or a ledger row is never committed ahead of the
         answers put before it."""
         with self._lock:
-            with _immediate(self._conn, self._pending) as conn:
+            with _Immediate(self._conn, self._pending) as conn:
                 yield conn
             self._last_commit = time.monotonic()
 
@@ -832,41 +833,39 @@ _INSERT = (f"INSERT OR IGNORE INTO completions ({', '.join(_COLUMNS)}) "
            f"VALUES ({','.join('?' * len(_COLUMNS))})")
 
 
-@contextlib.contextmanager
-def _immediate(conn, pending: dict):
+class _Immediate:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` that first writes the held completions
-    (``pending``: key -> (row, Completion)) and drops their leases;
-    they are forgotten only once committed, and a rolled-back transaction keeps them held.
-    Call with the lock held."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _write_held(conn, pending)
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    pending.clear()
+    (``pending``: key -> (row, Completion)) and drops their leases; they are forgotten only
+    once committed, and a rolled-back transaction keeps them held. Call with the lock held.
+    (A class, not a generator: a flush runs before most requests.)"""
 
+    __slots__ = ("conn", "pending")
 
-def _write_held(conn, pending: dict) -> None:
-    """Insert the held completions and drop their leases (inside a transaction)."""
-    if pending:
-        conn.executemany(_INSERT, [row for row, _ in pending.values()])
-        conn.executemany("DELETE FROM leases WHERE key = ?", [(k,) for k in pending])
+    def __init__(self, conn, pending: dict):
+        self.conn, self.pending = conn, pending
 
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self.pending:
+                self.conn.executemany(_INSERT, [row for row, _ in self.pending.values()])
+                self.conn.executemany("DELETE FROM leases WHERE key = ?",
+                                      [(k,) for k in self.pending])
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return self.conn
 
-def _commit_held(conn, pending: dict) -> None:
-    """``_immediate`` with nothing else to write: commit the held completions (a flush runs
-    before most requests, so it skips the context managers). Call with the lock held."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _write_held(conn, pending)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    pending.clear()
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is not None:
+            self.conn.execute("ROLLBACK")
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.pending.clear()
 
 
 def _commit_and_close(conn, lock, pending: dict) -> None:
@@ -874,7 +873,8 @@ def _commit_and_close(conn, lock, pending: dict) -> None:
     with lock:
         try:
             if pending:
-                _commit_held(conn, pending)
+                with _Immediate(conn, pending):
+                    pass
         finally:
             conn.close()
 

@@ -443,12 +443,11 @@ class _Leases:
         :data:`BATCHED`). A key claimed earlier whose lease is fresh is ours already;
         otherwise it is claimed with the next ``group - 1`` keys to be sent (the last ones
         of ``queue``, which is popped from its end) that are not ours yet."""
-        taken = self.taken.get(key)
-        if taken is not None and lease_clock() - taken < self.ttl / 2:
+        now = lease_clock()
+        if now - self.taken.get(key, -math.inf) < self.ttl / 2:
             return CLAIMED
         upcoming = queue[:-self.group:-1]
         keys = [key, *[k for k in upcoming if k not in self.taken]]
-        now = lease_clock()
         outcomes = self.cache.claim_many(keys, self.owner, self.ttl)
         for k in keys:
             if outcomes[k] == CLAIMED:
