@@ -14,7 +14,10 @@ requests, reporting the median of the paired ratios of wall-clock rate and of ve
 client CPU-second (the client's own cost, less sensitive to the server sharing the cores).
 Each pair also runs the same path without a cache (keys, runner, backend and parsing, nothing
 stored), which shows how much of the gap the durable cache is. The bare client runs with the
-garbage-collector setting fairjudge's runs use (``fairjudge._util._gc``).
+garbage-collector setting fairjudge's runs use (``fairjudge._util._gc``). Where ``/proc``
+tells (Linux), the table also gives the share of each run's wall-clock time the server
+process spent on the CPU: when the bare client keeps it near 100% on 2 cores, client and
+server each hold a core, and nothing the client does can move to a spare one.
 
 Run: ``python benchmarks/bench_judge.py [--requests 3000] [--concurrency 1,16,64,256]
 [--pairs 5]`` (needs ``pip install 'fairjudge[openai]'``). Prints tables; nothing is
@@ -67,6 +70,26 @@ def start_server() -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU-seconds of a process so far, from ``/proc`` (None elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def server_busy(server: subprocess.Popen, run):
+    """``run()``'s result and the share of its wall-clock time the server spent on the CPU
+    (None where ``/proc`` does not tell)."""
+    before, start = cpu_seconds(server.pid), time.perf_counter()
+    result = run()
+    after, wall = cpu_seconds(server.pid), time.perf_counter() - start
+    busy = None if before is None or after is None else (after - before) / wall
+    return result, busy
+
+
 def bare_client(url: str, bodies: list[dict], concurrency: int) -> tuple[float, float]:
     """Seconds and client CPU-seconds for a bare aiohttp client to POST every body."""
     import aiohttp
@@ -110,25 +133,30 @@ def pipeline(url: str, requests: list[JudgeRequest], concurrency: int,
     return seconds, cpu
 
 
-def compare_with_bare(url: str, n: int, pairs: int, concurrency: int, tmp: str) -> list:
+def compare_with_bare(server: subprocess.Popen, url: str, n: int, pairs: int,
+                      concurrency: int, tmp: str) -> list:
     """Bare, pipeline and cacheless pipeline runs, each group in the reverse order of the
     last; rows of (bare wall rate, bare CPU rate, pipeline wall rate, pipeline CPU rate,
-    cacheless wall rate) per group."""
+    cacheless wall rate, server busy during the bare run, server busy during the pipeline
+    run) per group."""
     backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY")
     rows = []
     for pair in range(pairs):
         requests = make_requests(n, f"pair{pair}")
         bodies = [backend.request_body(r) for r in requests]
-        runs = {}
+        runs, busy = {}, {}
         order = ("bare", "pipeline", "no cache")
         for kind in (order if pair % 2 == 0 else order[::-1]):
             if kind == "bare":
-                runs[kind] = bare_client(url, bodies, concurrency)
+                runs[kind], busy[kind] = server_busy(
+                    server, lambda: bare_client(url, bodies, concurrency))
             else:
                 cache_path = Path(tmp) / f"p{pair}.sqlite" if kind == "pipeline" else None
-                runs[kind] = pipeline(url, requests, concurrency, cache_path)
+                runs[kind], busy[kind] = server_busy(
+                    server, lambda: pipeline(url, requests, concurrency, cache_path))
         (bare_wall, bare_cpu), (wall, cpu) = runs["bare"], runs["pipeline"]
-        rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu, n / runs["no cache"][0]))
+        rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu, n / runs["no cache"][0],
+                     busy["bare"], busy["pipeline"]))
     return rows
 
 
@@ -168,7 +196,7 @@ def main() -> None:
                     rows.append(("cached re-run", concurrency, n, seconds, n / seconds,
                                  report.cache_hits))
                 cache.close()
-            paired = compare_with_bare(url, args.requests, args.pairs, 64, tmp)
+            paired = compare_with_bare(proc, url, args.requests, args.pairs, 64, tmp)
     finally:
         proc.kill()
     print(f"judge throughput against the loopback fake provider ({os.cpu_count()} cores)")
@@ -190,14 +218,16 @@ def main() -> None:
               "requests, alternating runs")
         print(f"{'pair':<6}{'bare/s':>10}{'bare/CPU-s':>12}{'fairjudge/s':>13}"
               f"{'fairjudge/CPU-s':>17}{'ratio wall':>12}{'ratio CPU':>11}"
-              f"{'no cache/s':>12}{'wall':>7}")
-        for i, (bare_wall, bare_cpu, wall, cpu, cacheless) in enumerate(paired):
+              f"{'no cache/s':>12}{'wall':>7}{'server busy: bare':>19}{'fairjudge':>11}")
+        for i, (bare_wall, bare_cpu, wall, cpu, cacheless, *busy) in enumerate(paired):
+            shares = "".join(f"{'n/a' if b is None else f'{b:.0%}':>{w}}"
+                             for b, w in zip(busy, (19, 11)))
             print(f"{i:<6}{bare_wall:>10.0f}{bare_cpu:>12.0f}{wall:>13.0f}{cpu:>17.0f}"
                   f"{wall / bare_wall:>12.2f}{cpu / bare_cpu:>11.2f}"
-                  f"{cacheless:>12.0f}{cacheless / bare_wall:>7.2f}")
-        wall_ratio = statistics.median(w / b for b, _, w, _, _ in paired)
-        cpu_ratio = statistics.median(c / b for _, b, _, c, _ in paired)
-        cacheless = statistics.median(p / b for b, _, _, _, p in paired)
+                  f"{cacheless:>12.0f}{cacheless / bare_wall:>7.2f}{shares}")
+        wall_ratio = statistics.median(r[2] / r[0] for r in paired)
+        cpu_ratio = statistics.median(r[3] / r[1] for r in paired)
+        cacheless = statistics.median(r[4] / r[0] for r in paired)
         print(f"without a cache the same path runs at {cacheless:.2f} of the bare client's "
               "wall-clock rate (median)")
         print(f"target >= 0.75 of a bare aiohttp client at concurrency 64: "

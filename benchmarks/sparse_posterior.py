@@ -22,7 +22,8 @@ covariate (its effect 0.5 logits per standard deviation), two judges with positi
 ``membership k=...``
     Largest ``|P_sparse(i in top-k) - P_exact(i in top-k)|`` over items, each from
     ``--samples`` draws (sparse: the approximation of ``SparsePosterior.samples``, which keeps
-    every marginal variance and the bias and level correlations but drops the residual
+    every marginal variance and the bias and level correlations, draws the items whose
+    membership is in doubt from their exact joint posterior, and drops the other residual
     correlations between items). ``MC`` beside it is the same statistic between two
     independent exact runs: the Monte-Carlo noise floor. An approximation error below the
     floor is not distinguishable from noise at that many draws.

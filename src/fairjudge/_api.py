@@ -678,7 +678,7 @@ def leaderboard(fit, k, *, level: float, n_samples: int, bootstrap=None,
     elo = elo_ratings(fit.scores)
     # One set of posterior draws gives both the rank intervals and membership.
     membership, rank_low, rank_high = posterior_rank_summaries(
-        fit.posterior_sample_blocks(n_samples, rng), k, level=level)
+        fit.posterior_sample_blocks(n_samples, rng, k=k), k, level=level)
     if membership is None:
         membership = np.full(fit.n_items, np.nan)
     frame = pd.DataFrame({

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import fairjudge
+from fairjudge._api import leaderboard
 from fairjudge._util._warnings import FairjudgeInputError
 from fairjudge.data import Comparisons
 from fairjudge.models import bias_aware_bt, bt_pairwise, hierarchical_bias_aware_bt
@@ -202,11 +203,85 @@ def test_imprecise_probe_estimates_are_solved_exactly_and_otherwise_warned():
     np.testing.assert_allclose(sparse.marginal_variances(), dense.marginal_variances(),
                                rtol=1e-6)
     assert np.all(sparse.posterior.marginal_variance_errors() == 0)
-    capped = bias_aware_bt(comparisons, solver="sparse")
-    capped.posterior.max_exact = 0
-    # (the cap is read when the variances are first computed; they are cached after)
-    with pytest.warns(fairjudge.ApproximationWarning, match="solver='dense'"):
-        capped.marginal_variances()
+    # Too many to solve one by one, and few items: one dense factor gives them all.
+    many = bias_aware_bt(comparisons, solver="sparse")
+    many.posterior.max_exact = 0
+    np.testing.assert_allclose(many.marginal_variances(), dense.marginal_variances(),
+                               rtol=1e-8)
+    np.testing.assert_allclose(many.centred_variances(), dense.centred_variances(),
+                               rtol=1e-8)
+    assert np.all(many.posterior.marginal_variance_errors() == 0)
+    for draws_first in (False, True):
+        capped = bias_aware_bt(comparisons, solver="sparse")
+        capped.posterior.max_exact = 0
+        capped.posterior.dense_items = 0
+        # (the caps are read when the variances are first computed; they are cached after)
+        # The draws behind membership carry the estimate too, and say so.
+        with pytest.warns(fairjudge.ApproximationWarning, match="solver='dense'"):
+            if draws_first:
+                capped.topk_membership(3, n_samples=20)
+            else:
+                capped.marginal_variances()
+
+
+def test_a_weak_prior_does_not_hide_imprecise_centred_variances():
+    # Under prior precision 1e-6 the level 1 / (N lambda) is 2500, against about 0.2 for the
+    # rest of a variance: precision is asked of the rest, which centring leaves.
+    comparisons, x = simulated(n_items=400, n_verdicts=4000, seed=12)
+    dense = bias_aware_bt(comparisons, x, prior_precision=1e-6, solver="dense")
+    sparse = bias_aware_bt(comparisons, x, prior_precision=1e-6, solver="sparse")
+    np.testing.assert_allclose(sparse.centred_variances(), dense.centred_variances(),
+                               rtol=0.02)
+
+
+def heavy_pair_on_top(n_items=400, per_item=20, seed=1):
+    """Random pairs, and the two leading items compared 400 times with each other (an A/B
+    test): their scores are strongly correlated a posteriori."""
+    rng = np.random.default_rng(seed)
+    m = n_items * per_item // 2
+    a, b = rng.integers(2, n_items, m), rng.integers(2, n_items, m)
+    keep = a != b
+    a = np.r_[a[keep], np.zeros(100, int), np.ones(100, int), np.zeros(400, int)]
+    b = np.r_[b[keep], rng.integers(2, n_items, 200), np.ones(400, int)]
+    theta = 0.3 * rng.normal(size=n_items)
+    theta[:2] = 3.0, 2.9
+    outcome = (rng.random(a.size) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
+    return Comparisons(a, b, outcome, np.ones(a.size), np.zeros(a.size, np.int64),
+                       tuple(f"i{i}" for i in range(n_items)), ("j",))
+
+
+def test_membership_draws_keep_the_correlations_of_the_items_in_doubt():
+    comparisons = heavy_pair_on_top()
+    dense = bias_aware_bt(comparisons, solver="dense")
+    sparse = bias_aware_bt(comparisons, solver="sparse")
+    # The pair's contrast is far tighter than either score: independent draws of the two
+    # would move item 1 above item 0 far too often (0.18 against 0.006 at 3000 items).
+    assert dense.contrast_variance([0], [1])[0] < 0.3 * dense.marginal_variances()[0]
+    for k in (1, 2):
+        exact = dense.topk_membership(k, n_samples=6000, rng=1)
+        drawn = sparse.topk_membership(k, n_samples=6000, rng=2)
+        # Each entry's Monte-Carlo sd is at most 0.5 / sqrt(6000) = 0.0065.
+        np.testing.assert_allclose(drawn[:2], exact[:2], atol=0.035)
+    assert {0, 1} <= set(sparse.in_doubt(1).tolist())
+    # The leaderboard's membership comes from the same draws.
+    board = leaderboard(sparse, 1, level=0.95, n_samples=6000, rng=4)
+    exact = dense.topk_membership(1, n_samples=6000, rng=1)
+    np.testing.assert_allclose(board.loc[["i0", "i1"], "membership"], exact[:2], atol=0.035)
+
+
+def test_items_in_doubt_bracket_the_boundary():
+    comparisons, x = simulated(n_items=300, n_verdicts=6000, seed=11)
+    fit = bias_aware_bt(comparisons, x, solver="sparse")
+    sd = np.sqrt(fit.marginal_variances())
+    order = np.argsort(-fit.scores)
+    for k in (1, 10, 150):
+        doubt = set(fit.in_doubt(k).tolist())
+        # The items on either side of the boundary are in doubt; an item 8 sd or more below
+        # the k-th lower bound is not.
+        assert {order[k - 1], order[k]} <= doubt
+        kth_lower = np.sort(fit.scores - 4 * sd)[::-1][k - 1]
+        assert not doubt & set(np.flatnonzero(fit.scores + 4 * sd < kth_lower).tolist())
+    assert fit.in_doubt(300).size == 0
 
 
 def test_unconverged_conjugate_gradients_warn():

@@ -191,25 +191,64 @@ class BTFit:
         n = self.n_items
         return self.param_covariance[n:, n:]
 
-    def posterior_samples(self, n_samples: int, rng=0):
+    def posterior_samples(self, n_samples: int, rng=0, *, k: int | None = None):
         """Posterior draws of the scores, yielded in blocks of shape (m, N), m <= n_samples.
 
         Exact Laplace draws for a dense fit (from the Hessian's factor when the fit kept
-        it); for a sparse fit, the approximation of :meth:`SparsePosterior.samples`.
+        it); for a sparse fit, the approximation of :meth:`SparsePosterior.samples`, which
+        with ``k`` draws the items whose top-k membership is in doubt (:meth:`in_doubt`)
+        from their exact joint posterior.
         """
-        if self.posterior is not None:
+        if self.solver == "sparse":
+            yield from self.posterior.samples(self.scores, n_samples, rng,
+                                              joint=self._joint(k))
+        elif self.posterior is not None:
             yield from self.posterior.samples(self.scores, n_samples, rng)
         else:
             yield gaussian_samples(self.scores, self.covariance, n_samples, rng)
 
-    def posterior_sample_blocks(self, n_samples: int, rng=0):
+    def posterior_sample_blocks(self, n_samples: int, rng=0, *, k: int | None = None):
         """The draws of :meth:`posterior_samples` for a consumer that may draw on several
         threads: a sparse fit gives one callable per block (see
         :meth:`SparsePosterior.block_makers`), a dense one its blocks of draws (whose
         factor solves use BLAS threads of their own)."""
         if self.solver == "sparse":
-            return self.posterior.block_makers(self.scores, n_samples, rng)
+            return self.posterior.block_makers(self.scores, n_samples, rng,
+                                               joint=self._joint(k))
         return self.posterior_samples(n_samples, rng)
+
+    def in_doubt(self, k: int, *, z: float = 4.0) -> np.ndarray:
+        """Items whose top-k membership the marginal posteriors leave in doubt, (K,) indices.
+
+        With ``[score - z sd, score + z sd]`` for each item: an item whose upper end is below
+        the k-th largest lower end is out (k items are above it), one whose lower end is
+        above the (k+1)-th largest upper end is in (at most k - 1 others can pass it); the
+        rest are in doubt. An item called out can enter only if it passes its upper end or
+        one of the k items above it falls below its lower end (at z = 4, normal margins,
+        probability at most (k + 1) 3.2e-5), and likewise for an item called in.
+        """
+        _check_k(k, self.n_items)
+        sd = np.sqrt(self.marginal_variances())
+        lower, upper = self.scores - z * sd, self.scores + z * sd
+        if k == self.n_items:
+            return np.zeros(0, dtype=np.int64)
+        kth_lower = np.partition(lower, self.n_items - k)[self.n_items - k]
+        next_upper = np.partition(upper, self.n_items - k - 1)[self.n_items - k - 1]
+        return np.flatnonzero((upper >= kth_lower) & (lower <= next_upper))
+
+    def _joint(self, k: int | None) -> np.ndarray | None:
+        """The items a sparse fit's draws take from their exact joint posterior for ``k``:
+        those in doubt, the nearest the boundary (in standard deviations) first, up to
+        :attr:`SparsePosterior.joint_capacity`."""
+        if k is None or self.solver != "sparse":
+            return None
+        doubt = self.in_doubt(k)
+        most = self.posterior.joint_capacity
+        if doubt.size > most:
+            sd = np.sqrt(self.marginal_variances()[doubt])
+            boundary = np.sort(self.scores)[self.n_items - k]
+            doubt = doubt[np.argsort(np.abs(self.scores[doubt] - boundary) / sd)[:most]]
+        return doubt
 
     def topk(self, k: int) -> np.ndarray:
         """Indices of the ``k`` highest posterior-mode scores, best first (ties: lower index)."""
@@ -223,7 +262,7 @@ class BTFit:
         check_n_samples(n_samples)
         if k == self.n_items:
             return np.ones(self.n_items)
-        return membership_from_samples(self.posterior_samples(n_samples, rng), k,
+        return membership_from_samples(self.posterior_samples(n_samples, rng, k=k), k,
                                        self.n_items)
 
     def win_probability(self) -> np.ndarray:
