@@ -637,11 +637,12 @@ def rank(verdicts, items=None, *, k: int | None = None, model: str = "bias-aware
 
 def solver_diagnostics(fit: BTFit) -> dict:
     """Which solver fitted (chosen by size) and, for the sparse one, the largest relative
-    standard error of the estimated marginal variances."""
+    standard error of the estimated marginal variances
+    (:meth:`SparsePosterior.max_relative_error`)."""
     out = {"solver": fit.solver}
     if fit.solver == "sparse":
-        errors = fit.posterior.marginal_variance_errors() / fit.marginal_variances()
-        out["marginal_variance_max_rel_error"] = float(np.max(errors))
+        fit.marginal_variances()  # (warns here when the estimate is imprecise)
+        out["marginal_variance_max_rel_error"] = fit.posterior.max_relative_error()
         out["marginal_variance_probes"] = int(fit.posterior.probes_used)
         out["marginal_variance_product_probes"] = int(fit.posterior.product_probes_used)
     return out
@@ -654,6 +655,9 @@ def ranking_from_fit(fit: BTFit, *, k: int | None, level: float, n_samples: int,
     ``bias_fit``, default ``fit``) and, in ``diagnostics``, which solver fitted."""
     ids = pd.Index(fit.item_ids, name="id")
     diagnostics.update(solver_diagnostics(fit))
+    if fit.solver == "sparse" and k is not None:
+        diagnostics["items_in_doubt"] = int(fit.in_doubt(k).size)
+        diagnostics["joint_draw_items"] = int(fit.joint_items(k).size)
     board = leaderboard(fit, k, level=level, n_samples=n_samples, bootstrap=bootstrap,
                         rng=rng)
     membership = board["membership"].reindex(ids).to_numpy()

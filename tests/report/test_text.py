@@ -65,3 +65,21 @@ def test_columns_line_up_whatever_the_length_of_judge_and_item_names():
     assert len({len(line) for line in table}) == 1, table
     bias = [line for line in lines if "/position" in line]
     assert len(bias) == 2 and len({line.index("[") for line in bias}) == 1, bias
+
+
+def test_the_solver_line_says_what_the_sparse_figures_are():
+    from fairjudge.report._text import solver_description
+
+    assert solver_description({"solver": "dense"}) == "dense (exact posterior)"
+    estimated = solver_description({"solver": "sparse",
+                                    "marginal_variance_max_rel_error": 0.0017})
+    assert estimated == ("sparse (marginal variances estimated, largest relative s.e. 0.17%; "
+                         "rank intervals and P(top-k) without residual correlations)")
+    exact = solver_description({"solver": "sparse", "marginal_variance_max_rel_error": 0.0,
+                                "items_in_doubt": 12, "joint_draw_items": 12})
+    assert exact == ("sparse (marginal variances exact; P(top-k) from the joint posterior of "
+                     "the 12 items in doubt; rank intervals otherwise without residual "
+                     "correlations)")
+    capped = solver_description({"solver": "sparse", "marginal_variance_max_rel_error": 0.001,
+                                 "items_in_doubt": 2341, "joint_draw_items": 2000})
+    assert "the 2,000 items nearest the boundary of the 2,341 in doubt" in capped

@@ -201,7 +201,7 @@ class BTFit:
         """
         if self.solver == "sparse":
             yield from self.posterior.samples(self.scores, n_samples, rng,
-                                              joint=self._joint(k))
+                                              joint=self.joint_items(k))
         elif self.posterior is not None:
             yield from self.posterior.samples(self.scores, n_samples, rng)
         else:
@@ -214,7 +214,7 @@ class BTFit:
         factor solves use BLAS threads of their own)."""
         if self.solver == "sparse":
             return self.posterior.block_makers(self.scores, n_samples, rng,
-                                               joint=self._joint(k))
+                                               joint=self.joint_items(k))
         return self.posterior_samples(n_samples, rng)
 
     def in_doubt(self, k: int, *, z: float = 4.0) -> np.ndarray:
@@ -236,9 +236,10 @@ class BTFit:
         next_upper = np.partition(upper, self.n_items - k - 1)[self.n_items - k - 1]
         return np.flatnonzero((upper >= kth_lower) & (lower <= next_upper))
 
-    def _joint(self, k: int | None) -> np.ndarray | None:
-        """The items a sparse fit's draws take from their exact joint posterior for ``k``:
-        those in doubt, the nearest the boundary (in standard deviations) first, up to
+    def joint_items(self, k: int | None) -> np.ndarray | None:
+        """The items a sparse fit's draws take from their exact joint posterior for ``k``
+        (indices; None for a dense fit or without ``k``): those in doubt, the nearest the
+        boundary (in standard deviations) first, up to
         :attr:`SparsePosterior.joint_capacity`."""
         if k is None or self.solver != "sparse":
             return None

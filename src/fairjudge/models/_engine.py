@@ -455,7 +455,7 @@ class NewtonResult:
     def sparse_note(self) -> str:
         """What a sparse fit's notes say of its solve."""
         return (f"sparse solver: {self.n_iter} Newton steps, {self.cg_iterations} "
-                "conjugate-gradient iterations; marginal variances estimated by probing")
+                "conjugate-gradient iterations")
 
 
 @dataclass(frozen=True)

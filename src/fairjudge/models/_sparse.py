@@ -80,7 +80,9 @@ EXACT_EDGE_BUDGET = 3e8
 DENSE_DIAGONAL_ITEMS = 8000
 #: Most items drawn from their exact joint posterior (the items whose top-k membership is
 #: in doubt, :meth:`SparsePosterior.block_makers`): 1500 draws of 2000 cost 6e9 flops; and
-#: the bound, in items times edges, of the CG solves behind their joint block.
+#: the bound, in items times edges, of the CG solves behind their joint block. Measured at
+#: 20,000 items x 400,000 verdicts (250 items drawn jointly): top-k membership 2.2-3.3 s,
+#: against 0.4 s with every item drawn on its own; 2.9 s against 2.1 s at 100,000 x 10M.
 MAX_JOINT_ITEMS = 2000
 JOINT_EDGE_BUDGET = 1e8
 
@@ -580,13 +582,19 @@ class SparsePosterior:
                                                      self.cross_solution)
         return self._cache["bias_variance"]
 
+    def max_relative_error(self) -> float:
+        """The largest standard error of an estimated marginal variance, relative to that
+        variance less the prior's level (exact, and cancelled by centring); 0 when every
+        entry is exact."""
+        diagonal, error = self._centred_laplacian_diagonal()
+        return float(np.max(error / np.maximum(diagonal + self._bias_variance(), 1e-300)))
+
     def _warn_if_imprecise(self, stacklevel: int) -> None:
         """Warn, once, where the estimate of ``diag(T)`` stayed above its target error."""
         if "warned" in self._cache:
             return
         self._cache["warned"] = True
-        diagonal, error = self._centred_laplacian_diagonal()
-        relative = float(np.max(error / np.maximum(diagonal + self._bias_variance(), 1e-300)))
+        relative = self.max_relative_error()
         if relative > TARGET_ERROR:
             warnings.warn(
                 f"the sparse solver's marginal variances, and the posterior draws behind "

@@ -18,8 +18,18 @@ def solver_description(diagnostics: dict) -> str:
     if diagnostics.get("solver") != "sparse":
         return "dense (exact posterior)"
     error = diagnostics.get("marginal_variance_max_rel_error", float("nan"))
-    return (f"sparse (marginal variances estimated, largest relative s.e. {error:.2%}; "
-            "rank intervals and P(top-k) without residual correlations)")
+    variances = ("marginal variances exact" if error == 0 else
+                 f"marginal variances estimated, largest relative s.e. {error:.2%}")
+    joint, doubt = diagnostics.get("joint_draw_items"), diagnostics.get("items_in_doubt")
+    if joint and doubt and doubt > joint:
+        among = (f"the {format_count(joint)} items nearest the boundary of the "
+                 f"{format_count(doubt)} in doubt")
+    else:
+        among = f"the {format_count(joint)} items in doubt"
+    draws = (f"P(top-k) from the joint posterior of {among}; rank intervals otherwise "
+             "without residual correlations" if joint else
+             "rank intervals and P(top-k) without residual correlations")
+    return f"sparse ({variances}; {draws})"
 
 
 def reliability_lines(reliability, level: float) -> list:
