@@ -137,8 +137,8 @@ def compare_with_bare(server: subprocess.Popen, url: str, n: int, pairs: int,
                       concurrency: int, tmp: str) -> list:
     """Bare, pipeline and cacheless pipeline runs, each group in the reverse order of the
     last; rows of (bare wall rate, bare CPU rate, pipeline wall rate, pipeline CPU rate,
-    cacheless wall rate, server busy during the bare run, server busy during the pipeline
-    run) per group."""
+    cacheless wall rate, cacheless CPU rate, server busy during the bare run, server busy
+    during the pipeline run) per group."""
     backend = get_backend("openai", model="bench", base_url=url, api_key_env="BENCH_KEY")
     rows = []
     for pair in range(pairs):
@@ -156,7 +156,7 @@ def compare_with_bare(server: subprocess.Popen, url: str, n: int, pairs: int,
                     server, lambda: pipeline(url, requests, concurrency, cache_path))
         (bare_wall, bare_cpu), (wall, cpu) = runs["bare"], runs["pipeline"]
         rows.append((n / bare_wall, n / bare_cpu, n / wall, n / cpu, n / runs["no cache"][0],
-                     busy["bare"], busy["pipeline"]))
+                     n / runs["no cache"][1], busy["bare"], busy["pipeline"]))
     return rows
 
 
@@ -219,7 +219,7 @@ def main() -> None:
         print(f"{'pair':<6}{'bare/s':>10}{'bare/CPU-s':>12}{'fairjudge/s':>13}"
               f"{'fairjudge/CPU-s':>17}{'ratio wall':>12}{'ratio CPU':>11}"
               f"{'no cache/s':>12}{'wall':>7}{'server busy: bare':>19}{'fairjudge':>11}")
-        for i, (bare_wall, bare_cpu, wall, cpu, cacheless, *busy) in enumerate(paired):
+        for i, (bare_wall, bare_cpu, wall, cpu, cacheless, _, *busy) in enumerate(paired):
             shares = "".join(f"{'n/a' if b is None else f'{b:.0%}':>{w}}"
                              for b, w in zip(busy, (19, 11)))
             print(f"{i:<6}{bare_wall:>10.0f}{bare_cpu:>12.0f}{wall:>13.0f}{cpu:>17.0f}"
@@ -230,6 +230,10 @@ def main() -> None:
         cacheless = statistics.median(r[4] / r[0] for r in paired)
         print(f"without a cache the same path runs at {cacheless:.2f} of the bare client's "
               "wall-clock rate (median)")
+        micros = [statistics.median(1e6 / r[i] for r in paired) for i in (1, 5, 3)]
+        print("client CPU per verdict (median): bare {:.0f} us, fairjudge without a cache "
+              "{:.0f} us, full path {:.0f} us; 0.75 of the bare rate leaves {:.0f} us while "
+              "client and server each hold a core".format(*micros, micros[0] / 0.75))
         print(f"target >= 0.75 of a bare aiohttp client at concurrency 64: "
               f"{'MET' if min(wall_ratio, cpu_ratio) >= 0.75 else 'NOT MET'} (median paired "
               f"ratio {wall_ratio:.2f} wall-clock, {cpu_ratio:.2f} per client CPU-second)")
