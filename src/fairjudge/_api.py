@@ -656,8 +656,9 @@ def ranking_from_fit(fit: BTFit, *, k: int | None, level: float, n_samples: int,
     ids = pd.Index(fit.item_ids, name="id")
     diagnostics.update(solver_diagnostics(fit))
     if fit.solver == "sparse" and k is not None:
+        joint = fit.joint_items(k)
         diagnostics["items_in_doubt"] = int(fit.in_doubt(k).size)
-        diagnostics["joint_draw_items"] = int(fit.joint_items(k).size)
+        diagnostics["joint_draw_items"] = 0 if joint is None else int(joint.size)
     board = leaderboard(fit, k, level=level, n_samples=n_samples, bootstrap=bootstrap,
                         rng=rng)
     membership = board["membership"].reindex(ids).to_numpy()

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import fairjudge
 from fairjudge._api import leaderboard
@@ -272,16 +273,82 @@ def test_membership_draws_keep_the_correlations_of_the_items_in_doubt():
 def test_items_in_doubt_bracket_the_boundary():
     comparisons, x = simulated(n_items=300, n_verdicts=6000, seed=11)
     fit = bias_aware_bt(comparisons, x, solver="sparse")
-    sd = np.sqrt(fit.marginal_variances())
+    variance = fit.centred_variances()
     order = np.argsort(-fit.scores)
+    z = stats.norm.isf(1e-3)
     for k in (1, 10, 150):
-        doubt = set(fit.in_doubt(k).tolist())
-        # The items on either side of the boundary are in doubt; an item 8 sd or more below
-        # the k-th lower bound is not.
-        assert {order[k - 1], order[k]} <= doubt
-        kth_lower = np.sort(fit.scores - 4 * sd)[::-1][k - 1]
-        assert not doubt & set(np.flatnonzero(fit.scores + 4 * sd < kth_lower).tolist())
+        doubt = np.zeros(fit.n_items, dtype=bool)
+        doubt[fit.in_doubt(k)] = True
+        assert doubt[order[k - 1]] and doubt[order[k]]
+        boundary = 0.5 * (fit.scores[order[k - 1]] + fit.scores[order[k]])
+        spread = np.sqrt(variance + 0.5 * (variance[order[k - 1]] + variance[order[k]]))
+        distance = np.abs(fit.scores - boundary) / spread
+        np.testing.assert_array_equal(doubt, distance < z)
+        assert 2 <= doubt.sum() < fit.n_items
     assert fit.in_doubt(300).size == 0
+    with pytest.raises(FairjudgeInputError, match="`tail`"):
+        fit.in_doubt(5, tail=0.7)
+
+
+def test_a_weakly_coupled_graph_draws_every_item_on_its_own():
+    # Random pairs: no two items are compared often enough with each other to correlate.
+    comparisons, x = simulated(n_items=300, n_verdicts=6000, seed=11)
+    fit = bias_aware_bt(comparisons, x, solver="sparse")
+    assert fit.in_doubt(10).size >= 2 and fit.joint_items(10) is None
+    assert fit.joint_items(None) is None
+
+
+def test_naive_chain_fits_under_a_weak_prior_match_the_laplacian_spectrum():
+    # No bias terms, a chain, weak priors: the probe scale must stay positive, and the dense
+    # factor must not lose T to the level 1 / (N lambda) in rounding.
+    for n, per_link, prior in ((300, 15, 0.1), (300, 15, 1e-4), (150, 30, 1e-9)):
+        sparse = bt_pairwise(chain(n_items=n, per_link=per_link, seed=3),
+                             prior_precision=prior, solver="sparse")
+        system = sparse.posterior.system
+        laplacian = np.zeros((n, n))
+        laplacian[system.lo, system.hi] = laplacian[system.hi, system.lo] = -system.link
+        laplacian[np.diag_indices(n)] = system.diagonal - prior
+        values, vectors = np.linalg.eigh(laplacian)
+        # T = sum over the nonzero Laplacian eigenvalues of v v^T / (mu + lambda).
+        reference = (vectors[:, 1:] ** 2 / (values[1:] + prior)).sum(axis=1)
+        diagonal = sparse.posterior._centred_laplacian_diagonal()[0]
+        np.testing.assert_allclose(diagonal, reference, rtol=1e-7)
+        membership = sparse.topk_membership(5, n_samples=200)
+        assert membership.sum() == pytest.approx(5)
+
+
+def test_joint_draws_from_the_dense_factor_on_a_chain_and_across_components():
+    # A chain is badly mixed: the draws of the items in doubt come from one dense factor.
+    comparisons = chain(n_items=200, per_link=6, seed=4)
+    dense = bt_pairwise(comparisons, solver="dense")
+    sparse = bt_pairwise(comparisons, solver="sparse")
+    joint = sparse.joint_items(5)
+    assert joint is not None and joint.size >= 2
+    block = sparse.posterior.joint_block(joint)
+    exact = dense.covariance[np.ix_(joint, joint)]
+    # T's block is the covariance less the level 1 / (N lambda) the prior alone fixes.
+    np.testing.assert_allclose(block, exact - 1.0 / 200, atol=1e-8 * np.abs(exact).max())
+    np.testing.assert_allclose(sparse.topk_membership(5, n_samples=6000, rng=1),
+                               dense.topk_membership(5, n_samples=6000, rng=2), atol=0.035)
+    # Two chains that never meet: T has no entry across them, and each level is its own.
+    first, second = chain(n_items=60, per_link=6, seed=5), chain(n_items=40, per_link=6, seed=6)
+    both = Comparisons(np.r_[first.first, second.first + 60],
+                       np.r_[first.second, second.second + 60],
+                       np.r_[first.first_score, second.first_score],
+                       np.ones(len(first) + len(second)),
+                       np.zeros(len(first) + len(second), np.int64),
+                       tuple(f"i{i}" for i in range(100)), ("j",))
+    dense = bt_pairwise(both, solver="dense", check_graph=False)
+    sparse = bt_pairwise(both, solver="sparse", check_graph=False)
+    sparse.marginal_variances()
+    sparse.posterior._cache["badly_mixed"] = True  # (the dense route, whatever the probes)
+    index = np.array([0, 30, 59, 60, 80, 99])
+    size = np.where(index < 60, 60, 40)
+    level = np.where(index[:, None] < 60, index[None, :] < 60, index[None, :] >= 60)
+    np.testing.assert_allclose(sparse.posterior.joint_block(index),
+                               dense.covariance[np.ix_(index, index)] - level / size[:, None],
+                               atol=1e-8)
+
 
 
 def test_unconverged_conjugate_gradients_warn():

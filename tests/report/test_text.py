@@ -81,5 +81,9 @@ def test_the_solver_line_says_what_the_sparse_figures_are():
                      "the 12 items in doubt; rank intervals otherwise without residual "
                      "correlations)")
     capped = solver_description({"solver": "sparse", "marginal_variance_max_rel_error": 0.001,
-                                 "items_in_doubt": 2341, "joint_draw_items": 2000})
-    assert "the 2,000 items nearest the boundary of the 2,341 in doubt" in capped
+                                 "items_in_doubt": 2341, "joint_draw_items": 500})
+    assert "the 500 items nearest the boundary of the 2,341 in doubt" in capped
+    weak = solver_description({"solver": "sparse", "marginal_variance_max_rel_error": 0.001,
+                               "items_in_doubt": 1, "joint_draw_items": 0})
+    assert weak.endswith("without residual correlations, which are weak among the 1 item in "
+                         "doubt)")

@@ -6,6 +6,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy import stats
 from scipy.special import expit
 
 from fairjudge._util._memory import require_dense_memory
@@ -217,38 +218,47 @@ class BTFit:
                                                joint=self.joint_items(k))
         return self.posterior_samples(n_samples, rng)
 
-    def in_doubt(self, k: int, *, z: float = 4.0) -> np.ndarray:
-        """Items whose top-k membership the marginal posteriors leave in doubt, (K,) indices.
+    def in_doubt(self, k: int, *, tail: float = 1e-3) -> np.ndarray:
+        """Items whose top-k membership the posterior leaves in doubt, (K,) indices.
 
-        With ``[score - z sd, score + z sd]`` for each item: an item whose upper end is below
-        the k-th largest lower end is out (k items are above it), one whose lower end is
-        above the (k+1)-th largest upper end is in (at most k - 1 others can pass it); the
-        rest are in doubt. An item called out can enter only if it passes its upper end or
-        one of the k items above it falls below its lower end (at z = 4, normal margins,
-        probability at most (k + 1) 3.2e-5), and likewise for an item called in.
+        An item is in doubt when the normal approximation of its chance to be on the other
+        side of the boundary -- ``c``, midway between the k-th and (k+1)-th scores -- is
+        above ``tail``: ``|score_i - c| < z sd``, ``z`` the normal quantile of ``1 -
+        tail``, ``sd^2 = v_i + v_c`` from the centred variances (the level the prior
+        alone fixes moves every item together, so it does not count), ``v_c`` the mean of
+        the two boundary items'. An item outside enters (or leaves) the top k in at most
+        about ``tail`` of the draws, correlations or not.
         """
         _check_k(k, self.n_items)
-        sd = np.sqrt(self.marginal_variances())
-        lower, upper = self.scores - z * sd, self.scores + z * sd
+        if not (isinstance(tail, float) and 0.0 < tail < 0.5):
+            raise FairjudgeInputError(f"`tail` must be a probability in (0, 0.5); got "
+                                      f"{tail!r}")
         if k == self.n_items:
             return np.zeros(0, dtype=np.int64)
-        kth_lower = np.partition(lower, self.n_items - k)[self.n_items - k]
-        next_upper = np.partition(upper, self.n_items - k - 1)[self.n_items - k - 1]
-        return np.flatnonzero((upper >= kth_lower) & (lower <= next_upper))
+        order = np.lexsort((np.arange(self.n_items), -self.scores))
+        inside, outside = order[k - 1], order[k]
+        variance = self.centred_variances()
+        boundary = 0.5 * (self.scores[inside] + self.scores[outside])
+        spread = np.sqrt(variance + 0.5 * (variance[inside] + variance[outside]))
+        return np.flatnonzero(np.abs(self.scores - boundary) < stats.norm.isf(tail) * spread)
 
     def joint_items(self, k: int | None) -> np.ndarray | None:
         """The items a sparse fit's draws take from their exact joint posterior for ``k``
-        (indices; None for a dense fit or without ``k``): those in doubt, the nearest the
-        boundary (in standard deviations) first, up to
-        :attr:`SparsePosterior.joint_capacity`."""
+        (indices), or None: for a dense fit, without ``k``, with fewer than two items in
+        doubt, or when their correlations are weak (:meth:`SparsePosterior.needs_joint`).
+        Those in doubt (:meth:`in_doubt`), the nearest the boundary (in standard
+        deviations) first, up to :attr:`SparsePosterior.joint_capacity`."""
         if k is None or self.solver != "sparse":
             return None
         doubt = self.in_doubt(k)
+        if doubt.size < 2 or not self.posterior.needs_joint(doubt):
+            return None
         most = self.posterior.joint_capacity
         if doubt.size > most:
-            sd = np.sqrt(self.marginal_variances()[doubt])
+            variance = self.centred_variances()
             boundary = np.sort(self.scores)[self.n_items - k]
-            doubt = doubt[np.argsort(np.abs(self.scores[doubt] - boundary) / sd)[:most]]
+            distance = np.abs(self.scores[doubt] - boundary) / np.sqrt(variance[doubt])
+            doubt = doubt[np.argsort(distance, kind="stable")[:most]]
         return doubt
 
     def topk(self, k: int) -> np.ndarray:

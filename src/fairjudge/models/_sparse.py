@@ -41,8 +41,13 @@ from scipy import linalg, sparse
 from scipy.linalg import lapack
 from scipy.sparse.csgraph import connected_components
 
+from fairjudge._util._memory import available_memory
 from fairjudge._util._rng import as_generator
-from fairjudge._util._warnings import ApproximationWarning, ConvergenceWarning
+from fairjudge._util._warnings import (
+    ApproximationWarning,
+    ConvergenceWarning,
+    FairjudgeInputError,
+)
 
 #: Entries of a block of right-hand sides from which sparse products use every core.
 PARALLEL_PRODUCT = 400_000
@@ -79,12 +84,13 @@ EXACT_EDGE_BUDGET = 3e8
 #: 0.7 s and 0.3 GB more memory at 4000 items, 4 s and 0.8 GB at 8000.
 DENSE_DIAGONAL_ITEMS = 8000
 #: Most items drawn from their exact joint posterior (the items whose top-k membership is
-#: in doubt, :meth:`SparsePosterior.block_makers`): 1500 draws of 2000 cost 6e9 flops; and
-#: the bound, in items times edges, of the CG solves behind their joint block. Measured at
-#: 20,000 items x 400,000 verdicts (250 items drawn jointly): top-k membership 2.2-3.3 s,
-#: against 0.4 s with every item drawn on its own; 2.9 s against 2.1 s at 100,000 x 10M.
-MAX_JOINT_ITEMS = 2000
+#: in doubt, :meth:`SparsePosterior.block_makers`; 1500 draws of 500 cost 4e8 flops), and
+#: the bound, in items times edges, of the CG solves behind their joint block.
+MAX_JOINT_ITEMS = 500
 JOINT_EDGE_BUDGET = 1e8
+#: First-order correlation ``w_ij / sqrt(d_i d_j)`` of two compared items from which the
+#: items in doubt are drawn jointly (:meth:`SparsePosterior.needs_joint`).
+JOINT_COUPLING = 0.25
 
 
 class LaplacianSystem:
@@ -470,10 +476,6 @@ class SparsePosterior:
         exact = (1.0 / d + second - 2.0 * neumann_row[:, 0] / size
                  + system.component_means(neumann_row)[system.component, 0] / size)
         estimate, error = exact, np.zeros(n)
-        # Precision is asked of T_ii plus the exact bias part, what is left of a variance once
-        # the level 1 / (|C| lambda) cancels (centred variances, contrasts): the level is
-        # exact, and under a weak prior it would hide an imprecise T_ii.
-        floor = self._bias_variance()
         if self.n_probes:
             rng = as_generator(self.seed)
             parts = {"solve": _ProbeSums(n), "product": _ProbeSums(n)}
@@ -493,7 +495,7 @@ class SparsePosterior:
                         rest = neumann[3] + neumann[4]
                     parts[name].add(z * system.centre(rest))
                 estimate = np.clip(exact + sum(p.mean() for p in parts.values()), 0.0, None)
-                scale = np.maximum(estimate + floor, 1e-300)
+                scale = self._precision_scale(estimate)
                 error = np.sqrt(sum(p.error() ** 2 for p in parts.values()))
                 if np.max(error / scale) <= TARGET_ERROR:
                     break
@@ -511,14 +513,17 @@ class SparsePosterior:
             self.probes_used = parts["solve"].used
             self.product_probes_used = parts["product"].used
         estimate = np.clip(estimate, 0.0, None)
-        relative = error / np.maximum(estimate + floor, 1e-300)
+        relative = error / self._precision_scale(estimate)
         most = min(self.max_exact, max(32, int(EXACT_EDGE_BUDGET / max(link.size, 1))))
         imprecise = np.flatnonzero(relative > TARGET_ERROR)
-        if imprecise.size > most and n <= self.dense_items:
-            # Too many for exact solves one by one (a chain, clusters joined by a few
-            # comparisons), and few enough items for one dense factor.
-            estimate, error = self._dense_diagonal(), np.zeros(n)
+        if imprecise.size > most:
+            # A chain, clusters joined by a few comparisons: CG crawls there too.
             self._cache["badly_mixed"] = True
+        # Too many for exact solves one by one: one dense factor, if the pool is small
+        # enough and memory allows.
+        dense = self._dense_diagonal() if imprecise.size > most else None
+        if dense is not None:
+            estimate, error = dense, np.zeros(n)
         elif imprecise.size:
             worst = imprecise[np.argsort(-relative[imprecise])[:most]]
             estimate[worst] = np.clip(self._exact_diagonal(worst), 0.0, None)
@@ -526,28 +531,53 @@ class SparsePosterior:
         self._cache["centred_diagonal"] = (estimate, error)
         return self._cache["centred_diagonal"]
 
-    def _dense_diagonal(self) -> np.ndarray:
-        """``diag(T)``, (N,), from a dense Cholesky factor ``A = U^T U``: ``diag(A^{-1})``
-        is the row sums of squares of ``U^{-1}``, less the level ``1 / (|C| lambda)``
-        (``A^{-1} 1_C = 1_C / lambda``). Exact to rounding; O(N^3) time, N^2 memory."""
-        inverse = self._dense_inverse_factor()
+    def _dense_diagonal(self) -> np.ndarray | None:
+        """``diag(T)``, (N,), exact to rounding, from a dense Cholesky factor (O(N^3) time,
+        N^2 memory; :meth:`_dense_factor`), or None where that is not allowed."""
+        factor = self._dense_factor()
+        if factor is None:
+            return None
+        inverse, info = lapack.dtrtri(factor, lower=0, overwrite_c=1)
+        _check_lapack(info)
+        # (A + Q)^{-1} = U^{-1} U^{-T}: its diagonal is the row sums of squares of U^{-1}.
         inverse_diagonal = np.einsum("ik,ik->i", inverse, inverse)
-        return np.clip(inverse_diagonal - self._level_variance(), 0.0, None)
+        return np.clip(inverse_diagonal - self._shifted_level(), 0.0, None)
 
-    def _dense_inverse_factor(self) -> np.ndarray:
-        """``U^{-1}`` (N, N, upper triangular) for the Cholesky factor ``A = U^T U``, so that
-        ``A^{-1} = U^{-1} U^{-T}``; not kept (N^2 memory)."""
+    def _dense_factor(self) -> np.ndarray | None:
+        """The upper Cholesky factor ``U`` (N, N) of ``A + Q``, ``Q = sum_C 1_C 1_C^T / |C|``
+        the projection onto the components' indicators; None above ``dense_items`` items or
+        when the memory available (:func:`available_memory`) could not hold it twice.
+
+        ``Q`` moves the eigenvalue ``lambda`` of every component's indicator to
+        ``lambda + 1`` and leaves the rest of ``A`` as it is, so ``(A + Q)^{-1} = T +
+        sum_C 1_C 1_C^T / (|C| (lambda + 1))``: ``T`` is recovered without subtracting a
+        level of ``1 / (|C| lambda)``, which under a weak prior would swamp it in rounding.
+        """
         system, n = self.system, self.n_items
+        available = available_memory()
+        if n > self.dense_items or (available is not None and 16 * n * n > available):
+            return None
         dense = np.zeros((n, n), order="F")
-        dense[system.lo, system.hi] = -system.link
-        dense[np.diag_indices(n)] = system.diagonal
+        sizes = system.component_size
+        if sizes.size == 1:
+            dense += 1.0 / n
+        else:
+            for component in np.flatnonzero(sizes > 1):
+                members = np.flatnonzero(system.component == component)
+                dense[np.ix_(members, members)] += 1.0 / members.size
+            alone = sizes[system.component] == 1
+            dense[np.flatnonzero(alone), np.flatnonzero(alone)] += 1.0
+        dense[system.lo, system.hi] -= system.link
+        dense[np.diag_indices(n)] += system.diagonal
         factor, info = lapack.dpotrf(dense, lower=0, clean=1, overwrite_a=1)
-        if info == 0:
-            factor, info = lapack.dtrtri(factor, lower=0, overwrite_c=1)
-        if info != 0:  # A is positive definite: only rounding can bring this about
-            raise np.linalg.LinAlgError(f"dense factor of the posterior precision failed "
-                                        f"(LAPACK info {info})")
+        _check_lapack(info)
         return factor
+
+    def _shifted_level(self) -> np.ndarray:
+        """``1 / (|C| (lambda + 1))`` of each item's component, (N,): the level part of
+        ``(A + Q)^{-1}`` (:meth:`_dense_factor`)."""
+        system = self.system
+        return 1.0 / (system.component_size[system.component] * (system.prior_precision + 1))
 
     @property
     def joint_capacity(self) -> int:
@@ -558,18 +588,41 @@ class SparsePosterior:
         edges = max(self.system.link.size, 1)
         return int(min(MAX_JOINT_ITEMS, max(2, JOINT_EDGE_BUDGET // edges)))
 
+    def needs_joint(self, index: np.ndarray) -> bool:
+        """Whether the items ``index`` (K,) should be drawn jointly: the graph is not well
+        mixed (the diagonal estimate needed a dense factor or more exact solves than
+        allowed), or two of them are compared so often with each other that their
+        first-order correlation ``w_ij / sqrt(d_i d_j)`` (the first Neumann term of ``T``)
+        reaches :data:`JOINT_COUPLING`."""
+        self._centred_laplacian_diagonal()  # finds out whether the graph is well mixed
+        if "badly_mixed" in self._cache:
+            return True
+        system = self.system
+        chosen = np.zeros(self.n_items, dtype=bool)
+        chosen[index] = True
+        inside = chosen[system.lo] & chosen[system.hi]
+        coupling = system.link[inside] / np.sqrt(system.diagonal[system.lo[inside]]
+                                                 * system.diagonal[system.hi[inside]])
+        return bool(coupling.size and coupling.max() >= JOINT_COUPLING)
+
     def joint_block(self, index: np.ndarray) -> np.ndarray:
-        """``T``'s block over the items ``index`` (K,), (K, K), exact: K CG solves, or a
-        dense factor of ``A`` (up to ``dense_items`` items) when the graph is not well mixed
+        """``T``'s block over the items ``index`` (K,), (K, K), exact: K CG solves, or one
+        dense factor (:meth:`_dense_factor`, where allowed) when the graph is not well mixed
         (CG would crawl) or the solves would exceed :data:`JOINT_EDGE_BUDGET`."""
+        index = _check_items(index, self.n_items)
         self._centred_laplacian_diagonal()  # finds out whether the graph is well mixed
         costly = index.size * max(self.system.link.size, 1) > JOINT_EDGE_BUDGET
-        if self.n_items <= self.dense_items and (costly or "badly_mixed" in self._cache):
-            rows = self._dense_inverse_factor()[index]
-            block = rows @ rows.T
+        factor = (self._dense_factor() if costly or "badly_mixed" in self._cache else None)
+        if factor is not None:
+            unit = np.zeros((self.n_items, index.size))
+            unit[index, np.arange(index.size)] = 1.0
+            # (A + Q)^{-1} = U^{-1} U^{-T}: its block is X^T X with U^T X = E_index.
+            solved = linalg.solve_triangular(factor, unit, trans="T", lower=False,
+                                             overwrite_b=True)
+            block = solved.T @ solved
             component = self.system.component[index]
             block -= np.where(component[:, None] == component[None, :],
-                              self._level_variance()[index][:, None], 0.0)
+                              self._shifted_level()[index][:, None], 0.0)
         else:
             unit, solved = self._centred_columns(index, "joint posterior draws")
             block = unit.T @ solved
@@ -582,12 +635,25 @@ class SparsePosterior:
                                                      self.cross_solution)
         return self._cache["bias_variance"]
 
+    def _precision_scale(self, estimate: np.ndarray) -> np.ndarray:
+        """What the error of each ``T_ii`` estimate is measured against, (N,): ``T_ii`` plus
+        the exact bias part, what is left of a variance once the level ``1 / (|C| lambda)``
+        cancels (centred variances, contrasts; the level is exact, and under a weak prior it
+        would hide an imprecise ``T_ii``). An estimate below the exact lower bound
+        ``T_ii >= (u^T u)^2 / (u^T A u) = (1 - 1/|C|)^2 / (d_i - lambda / |C|)``
+        (``u = P e_i``, Cauchy-Schwarz) is measured against the bound."""
+        system = self.system
+        size = system.component_size[system.component]
+        bound = (1.0 - 1.0 / size) ** 2 / np.maximum(
+            system.diagonal - system.prior_precision / size, 1e-300)
+        return np.maximum(np.maximum(estimate, bound) + self._bias_variance(), 1e-300)
+
     def max_relative_error(self) -> float:
         """The largest standard error of an estimated marginal variance, relative to that
         variance less the prior's level (exact, and cancelled by centring); 0 when every
         entry is exact."""
         diagonal, error = self._centred_laplacian_diagonal()
-        return float(np.max(error / np.maximum(diagonal + self._bias_variance(), 1e-300)))
+        return float(np.max(error / self._precision_scale(diagonal)))
 
     def _warn_if_imprecise(self, stacklevel: int) -> None:
         """Warn, once, where the estimate of ``diag(T)`` stayed above its target error."""
@@ -668,13 +734,13 @@ class SparsePosterior:
         other are dropped (of order one over an item's number of opponents on a well-mixed
         graph, but not for two items compared hundreds of times with each other, or a cluster
         joined to the rest by a few comparisons). ``joint`` lists items whose ``T`` block is
-        drawn exactly instead (see :meth:`block_makers`): with the items whose top-k
-        membership is in doubt there, as :meth:`BTFit.topk_membership` does, membership
-        keeps the correlations among the items that decide it (up to
-        :attr:`joint_capacity` of them, the nearest the boundary first); only their
-        correlations with items surely in or surely out are dropped. Rank intervals of the
-        other items carry the approximation; :func:`fairjudge.models.topk_membership` on a
-        dense covariance is exact.
+        drawn exactly instead (see :meth:`block_makers`). :meth:`BTFit.topk_membership`
+        passes the items whose membership is in doubt (up to :attr:`joint_capacity` of
+        them, the nearest the boundary first) when :meth:`needs_joint` finds their
+        correlations strong: membership then keeps the correlations among the items that
+        decide it, and drops only their correlations with items all but surely in or out.
+        Rank intervals of the other items carry the approximation;
+        :func:`fairjudge.models.topk_membership` on a dense covariance is exact.
         """
         for make in self.block_makers(mean, n_samples, rng, chunk=chunk, joint=joint):
             yield make()
@@ -696,7 +762,7 @@ class SparsePosterior:
         system = self.system
         spread = np.sqrt(self._centred_laplacian_diagonal()[0])
         self._warn_if_imprecise(stacklevel=4)
-        joint = None if joint is None else np.asarray(joint, dtype=np.int64)
+        joint = None if joint is None else _check_items(joint, n)
         joint_factor = None
         if joint is not None and joint.size > 1:
             joint_factor = _psd_factor(self.joint_block(joint))
@@ -723,6 +789,25 @@ class SparsePosterior:
             return block
 
         return [functools.partial(make, m, int(seed)) for m, seed in zip(sizes, seeds)]
+
+
+def _check_items(index, n_items: int) -> np.ndarray:
+    """``index`` as distinct item indices in ``[0, n_items)``, (K,) int64, or a clear error."""
+    index = np.asarray(index)
+    if (index.ndim != 1 or not np.issubdtype(index.dtype, np.integer)
+            or (index.size and (index.min() < 0 or index.max() >= n_items))
+            or np.unique(index).size != index.size):
+        raise FairjudgeInputError(f"items must be a 1-d array of distinct integer indices in "
+                                  f"[0, {n_items}); got {index!r}")
+    return index.astype(np.int64)
+
+
+def _check_lapack(info: int) -> None:
+    """A dense factor of the posterior precision failed: it is positive definite, so only
+    rounding can bring this about."""
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dense factor of the posterior precision failed "
+                                    f"(LAPACK info {info})")
 
 
 def _psd_factor(covariance: np.ndarray) -> np.ndarray:

@@ -21,14 +21,17 @@ def solver_description(diagnostics: dict) -> str:
     variances = ("marginal variances exact" if error == 0 else
                  f"marginal variances estimated, largest relative s.e. {error:.2%}")
     joint, doubt = diagnostics.get("joint_draw_items"), diagnostics.get("items_in_doubt")
-    if joint and doubt and doubt > joint:
+    if joint:
         among = (f"the {format_count(joint)} items nearest the boundary of the "
-                 f"{format_count(doubt)} in doubt")
+                 f"{format_count(doubt)} in doubt" if doubt and doubt > joint else
+                 f"the {format_count(joint)} items in doubt")
+        draws = (f"P(top-k) from the joint posterior of {among}; rank intervals otherwise "
+                 "without residual correlations")
+    elif doubt:
+        draws = ("rank intervals and P(top-k) without residual correlations, which are weak "
+                 f"among the {format_count(doubt)} item{'s' if doubt > 1 else ''} in doubt")
     else:
-        among = f"the {format_count(joint)} items in doubt"
-    draws = (f"P(top-k) from the joint posterior of {among}; rank intervals otherwise "
-             "without residual correlations" if joint else
-             "rank intervals and P(top-k) without residual correlations")
+        draws = "rank intervals and P(top-k) without residual correlations"
     return f"sparse ({variances}; {draws})"
 
 
