@@ -235,12 +235,17 @@ class BTFit:
                                       f"{tail!r}")
         if k == self.n_items:
             return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self._boundary_distance(k) < stats.norm.isf(tail))
+
+    def _boundary_distance(self, k: int) -> np.ndarray:
+        """``|score_i - c| / sd`` of :meth:`in_doubt`, (N,); 1 <= k < N."""
         order = np.lexsort((np.arange(self.n_items), -self.scores))
         inside, outside = order[k - 1], order[k]
         variance = self.centred_variances()
         boundary = 0.5 * (self.scores[inside] + self.scores[outside])
         spread = np.sqrt(variance + 0.5 * (variance[inside] + variance[outside]))
-        return np.flatnonzero(np.abs(self.scores - boundary) < stats.norm.isf(tail) * spread)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(spread > 0, np.abs(self.scores - boundary) / spread, np.inf)
 
     def joint_items(self, k: int | None) -> np.ndarray | None:
         """The items a sparse fit's draws take from their exact joint posterior for ``k``
@@ -255,9 +260,7 @@ class BTFit:
             return None
         most = self.posterior.joint_capacity
         if doubt.size > most:
-            variance = self.centred_variances()
-            boundary = np.sort(self.scores)[self.n_items - k]
-            distance = np.abs(self.scores[doubt] - boundary) / np.sqrt(variance[doubt])
+            distance = self._boundary_distance(k)[doubt]
             doubt = doubt[np.argsort(distance, kind="stable")[:most]]
         return doubt
 

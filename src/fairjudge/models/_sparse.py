@@ -79,8 +79,8 @@ TARGET_ERROR = 0.004
 MAX_EXACT = 512
 EXACT_EDGE_BUDGET = 3e8
 #: Most items for which an estimate the probes and the exact solves leave imprecise is
-#: replaced by ``diag(A^{-1})`` from a dense Cholesky factor of ``A``: exact, where the
-#: estimate was off by 29% on a chain of 3000 items. Measured on 2 cores, probes included:
+#: replaced by ``diag(T)`` from one dense Cholesky factor: exact, where the estimate was
+#: off by 29% on a chain of 3000 items. Measured on 2 cores, probes included:
 #: 0.7 s and 0.3 GB more memory at 4000 items, 4 s and 0.8 GB at 8000.
 DENSE_DIAGONAL_ITEMS = 8000
 #: Most items drawn from their exact joint posterior (the items whose top-k membership is
@@ -380,8 +380,9 @@ class SparsePosterior:
     probes are not enough, so the entries still above it are solved exactly instead, one
     CG solve each, the worst first (at most ``max_exact``, and ``EXACT_EDGE_BUDGET`` /
     edges); an exact entry's error is 0. When more entries than that miss the target and
-    there are at most ``dense_items`` items, the whole diagonal comes from a dense Cholesky
-    factor of ``A`` instead (exact). If some entry still exceeds the target,
+    there are at most ``dense_items`` items, the whole diagonal comes from one dense
+    Cholesky factor instead (exact; :meth:`_dense_factor`, where free memory allows). If
+    some entry still exceeds the target,
     :meth:`marginal_variances` and the draws warn (:class:`ApproximationWarning`).
     """
 

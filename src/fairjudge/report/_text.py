@@ -27,9 +27,9 @@ def solver_description(diagnostics: dict) -> str:
                  f"the {format_count(joint)} items in doubt")
         draws = (f"P(top-k) from the joint posterior of {among}; rank intervals otherwise "
                  "without residual correlations")
-    elif doubt:
+    elif doubt and doubt > 1:
         draws = ("rank intervals and P(top-k) without residual correlations, which are weak "
-                 f"among the {format_count(doubt)} item{'s' if doubt > 1 else ''} in doubt")
+                 f"among the {format_count(doubt)} items in doubt")
     else:
         draws = "rank intervals and P(top-k) without residual correlations"
     return f"sparse ({variances}; {draws})"
