@@ -270,6 +270,42 @@ def test_membership_draws_keep_the_correlations_of_the_items_in_doubt():
     np.testing.assert_allclose(board.loc[["i0", "i1"], "membership"], exact[:2], atol=0.035)
 
 
+def heavily_compared_core(n_items=400, n_core=12, per_pair=100, seed=1):
+    """Arena-like: a core of leading models compared 100 times per pair, the other items
+    about 10 times each, 30% of that against the core."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1, n_items)
+    theta[:n_core] = 2.5 + 0.15 * rng.normal(size=n_core)
+    lo, hi = np.triu_indices(n_core, 1)
+    m = (n_items - n_core) * 10
+    tail = rng.integers(n_core, n_items, m)
+    other = np.where(rng.random(m) < 0.3, rng.integers(0, n_core, m),
+                     rng.integers(n_core, n_items, m))
+    keep = tail != other
+    a = np.r_[np.repeat(lo, per_pair), tail[keep]]
+    b = np.r_[np.repeat(hi, per_pair), other[keep]]
+    outcome = (rng.random(a.size) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
+    return Comparisons(a, b, outcome, np.ones(a.size), np.zeros(a.size, np.int64),
+                       tuple(f"i{i}" for i in range(n_items)), ("j",))
+
+
+def test_a_heavily_compared_core_is_drawn_jointly_though_each_pair_couples_weakly():
+    comparisons = heavily_compared_core()
+    dense = bt_pairwise(comparisons, solver="dense")
+    sparse = bt_pairwise(comparisons, solver="sparse")
+    system = sparse.posterior.system
+    # Each pair's first-order correlation stays below the threshold; the core's scores
+    # correlate through all its pairs (the exact block finds it).
+    coupling = system.link / np.sqrt(system.diagonal[system.lo] * system.diagonal[system.hi])
+    assert coupling.max() < _sparse.JOINT_COUPLING
+    for k in (3, 6):
+        assert sparse.joint_items(k) is not None
+        exact = dense.topk_membership(k, n_samples=6000, rng=1)
+        # Drawn on their own, the core's members were off by 0.12.
+        np.testing.assert_allclose(sparse.topk_membership(k, n_samples=6000, rng=2), exact,
+                                   atol=0.035)
+
+
 def test_items_in_doubt_bracket_the_boundary():
     comparisons, x = simulated(n_items=300, n_verdicts=6000, seed=11)
     fit = bias_aware_bt(comparisons, x, solver="sparse")

@@ -85,7 +85,7 @@ def test_the_solver_line_says_what_the_sparse_figures_are():
     assert "the 500 items nearest the boundary of the 2,341 in doubt" in capped
     weak = solver_description({"solver": "sparse", "marginal_variance_max_rel_error": 0.001,
                                "items_in_doubt": 2718, "joint_draw_items": 0})
-    assert weak.endswith("without residual correlations, which are weak among the 2,718 "
+    assert weak.endswith("without residual correlations, found weak among the 2,718 "
                          "items in doubt)")
     alone = solver_description({"solver": "sparse", "marginal_variance_max_rel_error": 0.001,
                                 "items_in_doubt": 1, "joint_draw_items": 0})

@@ -249,20 +249,20 @@ class BTFit:
 
     def joint_items(self, k: int | None) -> np.ndarray | None:
         """The items a sparse fit's draws take from their exact joint posterior for ``k``
-        (indices), or None: for a dense fit, without ``k``, with fewer than two items in
-        doubt, or when their correlations are weak (:meth:`SparsePosterior.needs_joint`).
-        Those in doubt (:meth:`in_doubt`), the nearest the boundary (in standard
-        deviations) first, up to :attr:`SparsePosterior.joint_capacity`."""
+        (indices, the nearest the boundary first), or None: for a dense fit, without ``k``,
+        with fewer than two items in doubt, or when their correlations are weak
+        (:meth:`SparsePosterior.needs_joint`). Those in doubt (:meth:`in_doubt`), the
+        nearest the boundary (in standard deviations) first, up to
+        :attr:`SparsePosterior.joint_capacity`."""
         if k is None or self.solver != "sparse":
             return None
         doubt = self.in_doubt(k)
-        if doubt.size < 2 or not self.posterior.needs_joint(doubt):
+        if doubt.size < 2:
             return None
-        most = self.posterior.joint_capacity
-        if doubt.size > most:
-            distance = self._boundary_distance(k)[doubt]
-            doubt = doubt[np.argsort(distance, kind="stable")[:most]]
-        return doubt
+        doubt = doubt[np.argsort(self._boundary_distance(k)[doubt], kind="stable")]
+        if not self.posterior.needs_joint(doubt):
+            return None
+        return doubt[:self.posterior.joint_capacity]
 
     def topk(self, k: int) -> np.ndarray:
         """Indices of the ``k`` highest posterior-mode scores, best first (ties: lower index)."""

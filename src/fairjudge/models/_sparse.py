@@ -88,9 +88,11 @@ DENSE_DIAGONAL_ITEMS = 8000
 #: the bound, in items times edges, of the CG solves behind their joint block.
 MAX_JOINT_ITEMS = 500
 JOINT_EDGE_BUDGET = 1e8
-#: First-order correlation ``w_ij / sqrt(d_i d_j)`` of two compared items from which the
-#: items in doubt are drawn jointly (:meth:`SparsePosterior.needs_joint`).
+#: Correlation in ``T`` from which the items in doubt are drawn jointly, and how many of
+#: them, the nearest the boundary first, have their exact block of ``T`` checked for it
+#: (:meth:`SparsePosterior.needs_joint`).
 JOINT_COUPLING = 0.25
+JOINT_PROBE_ITEMS = 32
 
 
 class LaplacianSystem:
@@ -590,11 +592,15 @@ class SparsePosterior:
         return int(min(MAX_JOINT_ITEMS, max(2, JOINT_EDGE_BUDGET // edges)))
 
     def needs_joint(self, index: np.ndarray) -> bool:
-        """Whether the items ``index`` (K,) should be drawn jointly: the graph is not well
-        mixed (the diagonal estimate needed a dense factor or more exact solves than
-        allowed), or two of them are compared so often with each other that their
-        first-order correlation ``w_ij / sqrt(d_i d_j)`` (the first Neumann term of ``T``)
-        reaches :data:`JOINT_COUPLING`."""
+        """Whether the items ``index`` (K,), ordered nearest the boundary first, should be
+        drawn jointly. Yes when the graph is not well mixed (the diagonal estimate needed a
+        dense factor or more exact solves than allowed); when two of them are compared so
+        often with each other that their first-order correlation ``w_ij / sqrt(d_i d_j)``
+        (the first Neumann term of ``T``) reaches :data:`JOINT_COUPLING` (an A/B pair); or
+        when the exact block of ``T`` over the first :data:`JOINT_PROBE_ITEMS` of them
+        holds a correlation that large (a group of items compared heavily with each other
+        correlates through all its pairs, each pair's first-order term staying small)."""
+        index = _check_items(index, self.n_items)
         self._centred_laplacian_diagonal()  # finds out whether the graph is well mixed
         if "badly_mixed" in self._cache:
             return True
@@ -604,7 +610,16 @@ class SparsePosterior:
         inside = chosen[system.lo] & chosen[system.hi]
         coupling = system.link[inside] / np.sqrt(system.diagonal[system.lo[inside]]
                                                  * system.diagonal[system.hi[inside]])
-        return bool(coupling.size and coupling.max() >= JOINT_COUPLING)
+        if coupling.size and coupling.max() >= JOINT_COUPLING:
+            return True
+        probe = index[:min(JOINT_PROBE_ITEMS, self.joint_capacity)]
+        if probe.size < 2:
+            return False
+        block = self.joint_block(probe)
+        spread = np.sqrt(np.clip(np.diag(block), 1e-300, None))
+        correlation = np.abs(block / spread[:, None] / spread[None, :])
+        np.fill_diagonal(correlation, 0.0)
+        return bool(correlation.max() >= JOINT_COUPLING)
 
     def joint_block(self, index: np.ndarray) -> np.ndarray:
         """``T``'s block over the items ``index`` (K,), (K, K), exact: K CG solves, or one
@@ -733,8 +748,9 @@ class SparsePosterior:
         bias terms and of each component's level move its items together as they should,
         and only the residual correlations between the scores of items compared with each
         other are dropped (of order one over an item's number of opponents on a well-mixed
-        graph, but not for two items compared hundreds of times with each other, or a cluster
-        joined to the rest by a few comparisons). ``joint`` lists items whose ``T`` block is
+        graph, but not for two items compared hundreds of times with each other, a core of
+        items compared heavily among themselves, or a cluster joined to the rest by a few
+        comparisons). ``joint`` lists items whose ``T`` block is
         drawn exactly instead (see :meth:`block_makers`). :meth:`BTFit.topk_membership`
         passes the items whose membership is in doubt (up to :attr:`joint_capacity` of
         them, the nearest the boundary first) when :meth:`needs_joint` finds their
@@ -754,9 +770,10 @@ class SparsePosterior:
 
         ``joint`` (item indices, optional): items whose part of ``T`` is drawn from its exact
         block (:meth:`joint_block`) rather than its diagonal, so that their correlations --
-        two items compared hundreds of times with each other, a cluster joined to the rest
-        by a few comparisons -- are kept among them. :meth:`BTFit.posterior_samples` passes
-        the items whose top-k membership is in doubt.
+        two items compared hundreds of times with each other, a core compared heavily among
+        itself, a cluster joined to the rest by a few comparisons -- are kept among them.
+        :meth:`BTFit.posterior_samples` passes the items whose top-k membership is in doubt
+        when :meth:`needs_joint` finds their correlations strong.
         """
         generator = as_generator(rng)
         n = self.n_items

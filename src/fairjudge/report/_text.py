@@ -28,7 +28,7 @@ def solver_description(diagnostics: dict) -> str:
         draws = (f"P(top-k) from the joint posterior of {among}; rank intervals otherwise "
                  "without residual correlations")
     elif doubt and doubt > 1:
-        draws = ("rank intervals and P(top-k) without residual correlations, which are weak "
+        draws = ("rank intervals and P(top-k) without residual correlations, found weak "
                  f"among the {format_count(doubt)} items in doubt")
     else:
         draws = "rank intervals and P(top-k) without residual correlations"
