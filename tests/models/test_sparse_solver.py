@@ -235,6 +235,13 @@ def test_a_weak_prior_does_not_hide_imprecise_centred_variances():
                                rtol=0.02)
 
 
+def one_judge(a, b, theta, rng):
+    """Verdicts of one judge on the pairs (a, b), drawn from Bradley-Terry with ``theta``."""
+    outcome = (rng.random(a.size) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
+    return Comparisons(a, b, outcome, np.ones(a.size), np.zeros(a.size, np.int64),
+                       tuple(f"i{i}" for i in range(theta.size)), ("j",))
+
+
 def heavy_pair_on_top(n_items=400, per_item=20, seed=1):
     """Random pairs, and the two leading items compared 400 times with each other (an A/B
     test): their scores are strongly correlated a posteriori."""
@@ -246,9 +253,7 @@ def heavy_pair_on_top(n_items=400, per_item=20, seed=1):
     b = np.r_[b[keep], rng.integers(2, n_items, 200), np.ones(400, int)]
     theta = 0.3 * rng.normal(size=n_items)
     theta[:2] = 3.0, 2.9
-    outcome = (rng.random(a.size) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
-    return Comparisons(a, b, outcome, np.ones(a.size), np.zeros(a.size, np.int64),
-                       tuple(f"i{i}" for i in range(n_items)), ("j",))
+    return one_judge(a, b, theta, rng)
 
 
 def test_membership_draws_keep_the_correlations_of_the_items_in_doubt():
@@ -282,11 +287,8 @@ def heavily_compared_core(n_items=400, n_core=12, per_pair=100, seed=1):
     other = np.where(rng.random(m) < 0.3, rng.integers(0, n_core, m),
                      rng.integers(n_core, n_items, m))
     keep = tail != other
-    a = np.r_[np.repeat(lo, per_pair), tail[keep]]
-    b = np.r_[np.repeat(hi, per_pair), other[keep]]
-    outcome = (rng.random(a.size) < 1 / (1 + np.exp(-(theta[a] - theta[b])))).astype(float)
-    return Comparisons(a, b, outcome, np.ones(a.size), np.zeros(a.size, np.int64),
-                       tuple(f"i{i}" for i in range(n_items)), ("j",))
+    return one_judge(np.r_[np.repeat(lo, per_pair), tail[keep]],
+                     np.r_[np.repeat(hi, per_pair), other[keep]], theta, rng)
 
 
 def test_a_heavily_compared_core_is_drawn_jointly_though_each_pair_couples_weakly():
