@@ -219,7 +219,8 @@ class BTFit:
         return self.posterior_samples(n_samples, rng)
 
     def in_doubt(self, k: int, *, tail: float = 1e-3) -> np.ndarray:
-        """Items whose top-k membership the posterior leaves in doubt, (K,) indices.
+        """Items whose top-k membership the posterior leaves in doubt, (K,) indices, the
+        nearest the boundary (in standard deviations) first.
 
         An item is in doubt when the normal approximation of its chance to be on the other
         side of the boundary -- ``c``, midway between the k-th and (k+1)-th scores -- is
@@ -235,7 +236,9 @@ class BTFit:
                                       f"{tail!r}")
         if k == self.n_items:
             return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(self._boundary_distance(k) < stats.norm.isf(tail))
+        distance = self._boundary_distance(k)
+        doubt = np.flatnonzero(distance < stats.norm.isf(tail))
+        return doubt[np.argsort(distance[doubt], kind="stable")]
 
     def _boundary_distance(self, k: int) -> np.ndarray:
         """``|score_i - c| / sd`` of :meth:`in_doubt`, (N,); 1 <= k < N."""
@@ -248,19 +251,15 @@ class BTFit:
             return np.where(spread > 0, np.abs(self.scores - boundary) / spread, np.inf)
 
     def joint_items(self, k: int | None) -> np.ndarray | None:
-        """The items a sparse fit's draws take from their exact joint posterior for ``k``
-        (indices, the nearest the boundary first), or None: for a dense fit, without ``k``,
+        """The items a sparse fit's draws take from their exact joint posterior for ``k``:
+        those in doubt (:meth:`in_doubt`, the nearest the boundary first), up to
+        :attr:`SparsePosterior.joint_capacity`; or None for a dense fit, without ``k``,
         with fewer than two items in doubt, or when their correlations are weak
-        (:meth:`SparsePosterior.needs_joint`). Those in doubt (:meth:`in_doubt`), the
-        nearest the boundary (in standard deviations) first, up to
-        :attr:`SparsePosterior.joint_capacity`."""
+        (:meth:`SparsePosterior.needs_joint`)."""
         if k is None or self.solver != "sparse":
             return None
         doubt = self.in_doubt(k)
-        if doubt.size < 2:
-            return None
-        doubt = doubt[np.argsort(self._boundary_distance(k)[doubt], kind="stable")]
-        if not self.posterior.needs_joint(doubt):
+        if doubt.size < 2 or not self.posterior.needs_joint(doubt):
             return None
         return doubt[:self.posterior.joint_capacity]
 

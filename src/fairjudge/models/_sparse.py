@@ -519,12 +519,13 @@ class SparsePosterior:
         relative = error / self._precision_scale(estimate)
         most = min(self.max_exact, max(32, int(EXACT_EDGE_BUDGET / max(link.size, 1))))
         imprecise = np.flatnonzero(relative > TARGET_ERROR)
+        dense = None
         if imprecise.size > most:
-            # A chain, clusters joined by a few comparisons: CG crawls there too.
+            # A chain, clusters joined by a few comparisons: CG crawls there too. Too many
+            # for exact solves one by one: one dense factor, if the pool is small enough
+            # and memory allows.
             self._cache["badly_mixed"] = True
-        # Too many for exact solves one by one: one dense factor, if the pool is small
-        # enough and memory allows.
-        dense = self._dense_diagonal() if imprecise.size > most else None
+            dense = self._dense_diagonal()
         if dense is not None:
             estimate, error = dense, np.zeros(n)
         elif imprecise.size:
@@ -601,9 +602,20 @@ class SparsePosterior:
         holds a correlation that large (a group of items compared heavily with each other
         correlates through all its pairs, each pair's first-order term staying small)."""
         index = _check_items(index, self.n_items)
-        self._centred_laplacian_diagonal()  # finds out whether the graph is well mixed
-        if "badly_mixed" in self._cache:
-            return True
+        memo = ("needs_joint", index.tobytes())  # (asked again for the same draws' table)
+        if memo not in self._cache:
+            self._cache[memo] = self._badly_mixed or self._strongly_correlated(index)
+        return self._cache[memo]
+
+    @property
+    def _badly_mixed(self) -> bool:
+        """Whether the diagonal estimate needed a dense factor or more exact solves than
+        allowed (it is computed first if need be)."""
+        self._centred_laplacian_diagonal()
+        return "badly_mixed" in self._cache
+
+    def _strongly_correlated(self, index: np.ndarray) -> bool:
+        """The coupling and exact-block tests of :meth:`needs_joint`."""
         system = self.system
         chosen = np.zeros(self.n_items, dtype=bool)
         chosen[index] = True
@@ -626,9 +638,8 @@ class SparsePosterior:
         dense factor (:meth:`_dense_factor`, where allowed) when the graph is not well mixed
         (CG would crawl) or the solves would exceed :data:`JOINT_EDGE_BUDGET`."""
         index = _check_items(index, self.n_items)
-        self._centred_laplacian_diagonal()  # finds out whether the graph is well mixed
         costly = index.size * max(self.system.link.size, 1) > JOINT_EDGE_BUDGET
-        factor = (self._dense_factor() if costly or "badly_mixed" in self._cache else None)
+        factor = self._dense_factor() if costly or self._badly_mixed else None
         if factor is not None:
             unit = np.zeros((self.n_items, index.size))
             unit[index, np.arange(index.size)] = 1.0
