@@ -9,7 +9,7 @@ from fairjudge._util._warnings import ApproximationWarning
 from fairjudge.data import Comparisons
 from fairjudge.models import LOG_RELIABILITY, bias_aware_bt, fit_model, reliability_bt
 from fairjudge.models._bt import standardise_covariates
-from fairjudge.models._reliability import _Objective
+from fairjudge.models._reliability import _newton, _Objective
 
 N = 30
 
@@ -159,19 +159,21 @@ def test_the_sparse_blocks_are_the_dense_hessian(exact, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_sparse_fit_is_the_dense_fit_in_every_shape(kind):
+    """To the precision of the reliabilities' search (it stops when they move less than
+    1e-7)."""
     data, x, position = variant(kind, n_items=300)
     dense = reliability_bt(data, x, position=position, solver="dense")
     fit = reliability_bt(data, x, position=position, solver="sparse")
-    np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-8)
-    assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-8)
+    np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-6)
+    assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-6)
     for got, want in zip(fit.bias + fit.reliability, dense.bias + dense.reliability):
         assert got.std_error == pytest.approx(want.std_error, rel=1e-6, abs=1e-12)
 
 
-def test_far_from_the_mode_the_sparse_fit_falls_back_to_gauss_newton(monkeypatch):
-    """Judges of reliability 0.05 and 6 from a start far off: some exact steps cannot be
-    taken, the Gauss–Newton ones are, and the fit still reaches the dense mode; a warm
-    start from that fit (its reliabilities start again from 1) ends where it began."""
+def test_from_a_start_far_off_the_sparse_fit_reaches_the_dense_one():
+    """Judges of reliability 0.05 and 6, the sharp one's log reliability started at 3: the
+    sparse fit still reaches the dense answer, and a warm start from that fit (its
+    reliabilities start again from 1) ends where it began, to the search's precision."""
     rng = np.random.default_rng(10)
     n, m = 300, 12000
     theta = rng.normal(0, 1, n)
@@ -182,39 +184,31 @@ def test_far_from_the_mode_the_sparse_fit_falls_back_to_gauss_newton(monkeypatch
     data = Comparisons.from_outcomes(a, b, np.where(rng.random(m) < 1 / (1 + np.exp(-eta)),
                                                     "a", "b"), judge=judge,
                                      judges=["noisy", "sharp"], n_items=n)
-    asked = []
-    sparse_derivatives = _Objective.sparse_derivatives
-
-    def counting(self, beta, *, exact):
-        asked.append(exact)
-        return sparse_derivatives(self, beta, exact=exact)
-
-    monkeypatch.setattr(_Objective, "sparse_derivatives", counting)
     start = np.zeros(n + 2 * 1 + 1)
     start[n + 2:] = 3.0   # the other judge's log reliability, far from its value
     fit = reliability_bt(data, solver="sparse", init=start)
     dense = reliability_bt(data, solver="dense")
-    assert False in asked
+    assert fit.converged and dense.converged
     np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-7)
     again = reliability_bt(data, solver="sparse", init=fit.params)
-    np.testing.assert_allclose(again.scores, fit.scores, atol=1e-8)
+    np.testing.assert_allclose(again.scores, fit.scores, atol=1e-6)
 
 
 def test_the_sparse_solver_gives_the_dense_fit():
     """Scores, biases and reliabilities with their errors as the dense algebra; marginal
     variances within 2% where the estimate meets its target (no warning); contrasts
-    exactly."""
+    exactly. (Scores and estimates to the precision of the reliabilities' search.)"""
     data, x = large_panel(800, per_item=80)
     dense = reliability_bt(data, x, covariate_names=["length"], solver="dense")
     fit = reliability_bt(data, x, covariate_names=["length"], solver="sparse")
     assert fit.solver == "sparse" and fit.covariance is None and dense.solver == "dense"
     assert "sparse solver" in fit.notes[0]
-    np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-8)
+    np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-6)
     for got, want in zip(fit.bias + fit.reliability, dense.bias + dense.reliability):
         assert (got.name, got.judge) == (want.name, want.judge)
-        assert got.estimate == pytest.approx(want.estimate, abs=1e-8)
-        assert got.std_error == pytest.approx(want.std_error, rel=1e-6, abs=1e-12)
-    assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-8)
+        assert got.estimate == pytest.approx(want.estimate, abs=1e-6)
+        assert got.std_error == pytest.approx(want.std_error, rel=1e-5, abs=1e-12)
+    assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ApproximationWarning)
         variances = fit.marginal_variances()
@@ -234,3 +228,118 @@ def test_auto_is_sparse_above_the_threshold_and_a_bad_solver_is_named(monkeypatc
     assert fit_model("reliability", data, x).solver == "sparse"
     with pytest.raises(ValueError, match="solver"):
         reliability_bt(data, solver="cholmod")
+
+
+def sparse_panel(seed, n_items=200, n_cheap=2000, n_strong=500):
+    """The cheap and strong judges of :func:`panel` without biases, on ``n_items`` items
+    with 20 cheap and 5 strong verdicts per item: few verdicts per item, as when a cheap
+    judge covers a pool and a strong one a part of it."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1.25, n_items)
+    a = rng.integers(0, n_items, n_cheap + n_strong)
+    b = (a + rng.integers(1, n_items, a.size)) % n_items
+    judge = np.repeat([0, 1], [n_cheap, n_strong])
+    eta = np.array([0.4, 1.5])[judge] * (theta[a] - theta[b])
+    outcome = np.where(rng.random(a.size) < 1 / (1 + np.exp(-eta)), "a", "b")
+    return Comparisons.from_outcomes(a, b, outcome, judge=judge, judges=["cheap", "strong"],
+                                     n_items=n_items)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_few_verdicts_per_item_do_not_inflate_the_reliability(seed):
+    """With 20 + 5 verdicts per item the joint mode puts the strong judge's log tau near 4
+    (true log 3.75 = 1.32: the items' prior terms, not the data, set it); the marginal
+    likelihood recovers it within its interval. The interval is honest: its standard
+    error is about the spread of the estimate over seeds (0.20)."""
+    data = sparse_panel(seed)
+    fit = reliability_bt(data, position=False)
+    strong = fit.reliability[1]
+    assert fit.converged and strong.judge == "strong"
+    assert abs(strong.estimate - np.log(3.75)) < 4 * strong.std_error
+    assert 0.1 < strong.std_error < 0.4
+    # What the joint mode gives on the same verdicts.
+    objective = _Objective(data, np.zeros((data.n_items, 0)), position=False,
+                           prior_precision=1.0, bias_prior_precision=np.zeros(0),
+                           reliability_prior_precision=1.0)
+    joint = _newton(objective, np.zeros(objective.n_params), 1e-8, 200)[0]
+    assert joint[-1] - np.log(3.75) > 1.5
+
+
+def independent_log_marginal(data, log_lam, u, prior_u=1.0):
+    """-log p(y | u, lambda) up to a constant by the Laplace approximation, computed from
+    the verdicts with scipy's BFGS for the mode (no bias terms, judge 0 the reference)."""
+    from scipy.optimize import minimize
+
+    lam, tau = np.exp(log_lam), np.exp(np.array([0.0, u]))[data.judge]
+    win = data.first_score
+
+    def negative_log_posterior(theta):
+        eta = tau * (theta[data.first] - theta[data.second])
+        resid = 1 / (1 + np.exp(-eta)) - win
+        grad = lam * theta
+        np.add.at(grad, data.first, resid * tau)
+        np.add.at(grad, data.second, -resid * tau)
+        return (np.sum(np.logaddexp(0, eta) - win * eta) + 0.5 * lam * theta @ theta,
+                grad)
+
+    mode = minimize(negative_log_posterior, np.zeros(data.n_items), jac=True,
+                    method="BFGS", options={"gtol": 1e-10}).x
+    p = 1 / (1 + np.exp(-tau * (mode[data.first] - mode[data.second])))
+    hessian = lam * np.eye(data.n_items)
+    for i, j, w in zip(data.first, data.second, tau ** 2 * p * (1 - p)):
+        hessian[[i, j, i, j], [i, j, j, i]] += [w, w, -w, -w]
+    return (negative_log_posterior(mode)[0] + 0.5 * np.linalg.slogdet(hessian)[1]
+            - 0.5 * data.n_items * log_lam + 0.5 * prior_u * u * u)
+
+
+def test_the_reliability_maximises_an_independent_laplace_marginal():
+    """On 15 items the fitted log tau and the estimated prior scale are where a
+    Nelder-Mead search of the Laplace marginal likelihood, computed independently above,
+    has its minimum."""
+    from scipy.optimize import minimize
+
+    data = sparse_panel(4, n_items=15, n_cheap=150, n_strong=60)
+    fit = reliability_bt(data, position=False)
+    best = minimize(lambda z: independent_log_marginal(data, *z), np.array([0.0, 0.5]),
+                    method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10})
+    assert fit.reliability[1].estimate == pytest.approx(best.x[1], abs=1e-4)
+    sd = float(next(n for n in fit.notes if "marginal likelihood" in n)
+               .split("sd ")[1].split(" ")[0])
+    assert sd == pytest.approx(np.exp(-0.5 * best.x[0]), rel=1e-2)
+
+
+def test_the_sparse_fit_with_a_lanczos_log_determinant_is_the_dense_fit(monkeypatch):
+    """With the quality block's log det estimated (stochastic Lanczos quadrature, forced
+    at 400 items), the reliability lands within a tenth of its standard error of the exact
+    search's."""
+    from fairjudge.models import _sparse
+
+    data = sparse_panel(5, n_items=400, n_cheap=4000, n_strong=1000)
+    dense = reliability_bt(data, position=False, solver="dense")
+    monkeypatch.setattr(_sparse, "EXACT_LOG_DET_ITEMS", 0)
+    fit = reliability_bt(data, position=False, solver="sparse")
+    got, want = fit.reliability[1], dense.reliability[1]
+    assert abs(got.estimate - want.estimate) < 0.1 * want.std_error
+    np.testing.assert_allclose(fit.scores, dense.scores, atol=0.02)
+
+
+@pytest.mark.shared_data  # skipped without ../shared/data (tests/conftest.py)
+@pytest.mark.filterwarnings("ignore::fairjudge._util._warnings.ComparisonGraphWarning")
+def test_recorded_judges_reliabilities_follow_their_accuracy_against_gold():
+    """LLMBar Natural: 100 response pairs, each judged by six LLMs in both orders with two
+    prompts, so every response has one opponent. Against the gold labels GPT-4 is right
+    95% of the time, PaLM2 86%, the two ChatGPTs 81%, LLaMA2 77% and Falcon 69%. The
+    reliabilities follow: the two weakest judges below the reference (ChatGPT, tau = 1),
+    GPT-4 the highest at a plausible ratio. (The joint mode made GPT-4's tau 62 and every
+    judge more reliable than the reference.)"""
+    import fairjudge
+    from fairjudge.data import load_recorded
+
+    verdicts = load_recorded("llmbar/Natural").verdicts.dropna(subset=["winner"])
+    ranking = fairjudge.rank(verdicts[["item_a", "item_b", "winner", "judge"]],
+                             model="reliability", k=10)
+    bias = ranking.bias
+    tau = np.exp(bias[bias["name"] == LOG_RELIABILITY].set_index("judge")["estimate"])
+    assert tau["ChatGPT"] == 1.0
+    assert tau["Falcon"] < 1 and tau["LLaMA2"] < 1
+    assert tau.idxmax() == "GPT-4" and 1.5 < tau["GPT-4"] < 5
