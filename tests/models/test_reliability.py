@@ -160,14 +160,14 @@ def test_the_sparse_blocks_are_the_dense_hessian(exact, kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_sparse_fit_is_the_dense_fit_in_every_shape(kind):
     """To the precision of the reliabilities' search (it stops when they move less than
-    1e-7)."""
+    1e-7; their standard errors come from its finite-difference Hessian)."""
     data, x, position = variant(kind, n_items=300)
     dense = reliability_bt(data, x, position=position, solver="dense")
     fit = reliability_bt(data, x, position=position, solver="sparse")
     np.testing.assert_allclose(fit.scores, dense.scores, atol=1e-6)
     assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-6)
     for got, want in zip(fit.bias + fit.reliability, dense.bias + dense.reliability):
-        assert got.std_error == pytest.approx(want.std_error, rel=1e-6, abs=1e-12)
+        assert got.std_error == pytest.approx(want.std_error, rel=1e-4, abs=1e-12)
 
 
 def test_from_a_start_far_off_the_sparse_fit_reaches_the_dense_one():
@@ -207,7 +207,7 @@ def test_the_sparse_solver_gives_the_dense_fit():
     for got, want in zip(fit.bias + fit.reliability, dense.bias + dense.reliability):
         assert (got.name, got.judge) == (want.name, want.judge)
         assert got.estimate == pytest.approx(want.estimate, abs=1e-6)
-        assert got.std_error == pytest.approx(want.std_error, rel=1e-5, abs=1e-12)
+        assert got.std_error == pytest.approx(want.std_error, rel=1e-4, abs=1e-12)
     assert fit.judge_reliability() == pytest.approx(dense.judge_reliability(), rel=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ApproximationWarning)
@@ -249,8 +249,9 @@ def sparse_panel(seed, n_items=200, n_cheap=2000, n_strong=500):
 def test_few_verdicts_per_item_do_not_inflate_the_reliability(seed):
     """With 20 + 5 verdicts per item the joint mode puts the strong judge's log tau near 4
     (true log 3.75 = 1.32: the items' prior terms, not the data, set it); the marginal
-    likelihood recovers it within its interval. The interval is honest: its standard
-    error is about the spread of the estimate over seeds (0.20)."""
+    likelihood recovers it within 4 standard errors, and the standard error is about the
+    estimate's spread over pools (0.16 against 0.18 over 20 pools in
+    ``benchmarks/bench_reliability.py``)."""
     data = sparse_panel(seed)
     fit = reliability_bt(data, position=False)
     strong = fit.reliability[1]
@@ -293,9 +294,9 @@ def independent_log_marginal(data, log_lam, u, prior_u=1.0):
 
 
 def test_the_reliability_maximises_an_independent_laplace_marginal():
-    """On 15 items the fitted log tau and the estimated prior scale are where a
-    Nelder-Mead search of the Laplace marginal likelihood, computed independently above,
-    has its minimum."""
+    """On 15 items the fitted log tau and the estimated prior precision (the fit's
+    ``prior_precision``) are where a Nelder-Mead search of the Laplace marginal likelihood,
+    computed independently above, has its minimum."""
     from scipy.optimize import minimize
 
     data = sparse_panel(4, n_items=15, n_cheap=150, n_strong=60)
@@ -303,9 +304,7 @@ def test_the_reliability_maximises_an_independent_laplace_marginal():
     best = minimize(lambda z: independent_log_marginal(data, *z), np.array([0.0, 0.5]),
                     method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-10})
     assert fit.reliability[1].estimate == pytest.approx(best.x[1], abs=1e-4)
-    sd = float(next(n for n in fit.notes if "marginal likelihood" in n)
-               .split("sd ")[1].split(" ")[0])
-    assert sd == pytest.approx(np.exp(-0.5 * best.x[0]), rel=1e-2)
+    assert fit.prior_precision == pytest.approx(np.exp(best.x[0]), rel=1e-3)
 
 
 def test_the_sparse_fit_with_a_lanczos_log_determinant_is_the_dense_fit(monkeypatch):
