@@ -192,9 +192,9 @@ class LaplacianSystem:
         """``log det A`` at the current weights.
 
         Up to ``exact_items`` items (default :data:`EXACT_LOG_DET_ITEMS`), exact from a dense
-        Cholesky factor. Above, the sum of
-        ``log diag(A)`` plus ``tr log B`` for ``B = D^{-1/2} A D^{-1/2}`` (its spectrum in
-        (0, 2)), estimated by stochastic Lanczos quadrature (Ubaru, Chen & Saad 2017):
+        Cholesky factor. Above, the sum of ``log diag(A)`` plus ``tr log B`` for
+        ``B = D^{-1/2} A D^{-1/2}`` (its spectrum in (0, 2)), estimated by stochastic
+        Lanczos quadrature (Ubaru, Chen & Saad 2017):
         ``tr f(B) ~ N mean_z e_1^T f(T_z) e_1`` over ``n_probes`` Rademacher probes ``z``,
         ``T_z`` the tridiagonal of ``steps`` Lanczos steps from ``z`` (fully
         reorthogonalised). The probes are fixed by ``seed``, so the estimate is a smooth,
@@ -203,6 +203,20 @@ class LaplacianSystem:
         far more precise than the estimate itself. Its error is the Hutchinson error of the
         trace, about ``sqrt(2 sum_{i != j} (log B)_ij^2 / n_probes)``, plus the quadrature's,
         which falls geometrically in ``steps / sqrt(cond(B))``.
+
+        Parameters
+        ----------
+        exact_items : int, optional
+            Most items solved exactly (default :data:`EXACT_LOG_DET_ITEMS`).
+        n_probes, steps : int
+            Rademacher probes and Lanczos steps of the estimate.
+        seed : int or Generator
+            Draws the probes (as :class:`SparsePosterior`'s ``seed``).
+
+        Returns
+        -------
+        float
+            ``log det A`` (nats).
         """
         n = self.n_items
         if n <= (EXACT_LOG_DET_ITEMS if exact_items is None else exact_items):
