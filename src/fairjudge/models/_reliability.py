@@ -267,8 +267,8 @@ def reliability_bt(comparisons: Comparisons, covariates=None, *, covariate_names
     With few verdicts per item the estimate leans towards ``u = 0`` and its intervals are
     too narrow (a Laplace approximation of binary data): see :func:`_marginal_fit` for the
     measured bias and coverage. The search costs 30-60 conditional fits, with
-    two judges: 0.2 s at 200 items, 7 s at 1500 with 10 verdicts per item (dense), 13 s
-    at 3000 and 143 s at 20,000 with 20 per item (sparse, most of it in the log
+    two judges: 0.2 s at 200 items, 7 s at 1500 with 10 verdicts per item (dense), 12 s
+    at 3000 and 104 s at 20,000 with 20 per item (sparse, most of it in the log
     determinants). With one judge the model is the bias-aware one, fitted directly.
 
     Parameters
