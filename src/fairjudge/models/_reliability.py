@@ -455,8 +455,8 @@ class _DenseMode:
         return grad[:m], linalg.cho_factor(gauss_newton[:m, :m], lower=True,
                                            check_finite=False)
 
-    def __call__(self, start):
-        """``(mode, log det H there, converged)`` from ``start`` (P,)."""
+    def __call__(self, start, *, log_det=True):
+        """``(mode, log det H there or None, converged)`` from ``start`` (P,)."""
         beta, m = start.copy(), self.size
         value = self.objective.value(beta)
         converged = False
@@ -471,6 +471,8 @@ class _DenseMode:
                 break
             t, value = backtrack(self.objective.value, beta, step, value, decrement)
             beta -= t * step
+        if not log_det:
+            return beta, None, converged
         factor = self._factor(beta)[1][0]
         return beta, 2.0 * float(np.sum(np.log(np.diag(factor)))), converged
 
@@ -493,7 +495,7 @@ class _SparseMode:
         d, nb = self.objective.sparse_derivatives(beta, exact=False), self.objective.n_bias
         return replace(d, grad=d.grad[:self.size], cross=d.cross[:nb], block=d.block[:nb, :nb])
 
-    def __call__(self, start):
+    def __call__(self, start, *, log_det=True):
         beta, m = start.copy(), self.size
         # A^{-1} 1_C = 1_C / lambda: the system's level follows the lambda being tried.
         self.system.prior_precision = self.objective.lam
@@ -509,12 +511,16 @@ class _SparseMode:
             if np.max(np.abs(step)) < self.tol or decrement < 1e-14 * max(1.0, abs(d.value)):
                 beta -= step
                 converged = True
+                d = None  # no longer at beta
                 break
             t = backtrack(self.objective.value, beta, step, d.value, decrement)[0]
             beta -= t * step
             d = self._derivatives(beta)
-        d = self._derivatives(beta)
-        self.stepper(d, gradient_rtol=1e-2)  # the weights at the mode
+        if not log_det:
+            return beta, None, converged
+        if d is None:
+            d = self._derivatives(beta)
+        self.system.set_weights(d.link, d.degree)
         log_det = self.system.log_determinant()
         if d.cross.size:
             # S = D - C A^{-1} C^T, solved tighter than a Newton step needs: the search
@@ -687,7 +693,7 @@ def _marginal_fit(objective, beta, mode_at, max_iter):
     objective.lam = float(np.exp(search.x[0]))
     start = state["beta"].copy()
     start[m:] = search.x[1:]
-    beta, _, inner_converged = mode_at(start)
+    beta, _, inner_converged = mode_at(start, log_det=False)
     notes = [f"reliabilities by marginal likelihood (Laplace; {search.n_iter} Newton steps); "
              f"quality prior estimated with them: precision {objective.lam:.3g}, sd "
              f"{objective.lam ** -0.5:.3g} on the reference judge's logit scale"]
